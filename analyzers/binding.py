@@ -1,0 +1,273 @@
+"""What the engine needs to know about an op's arguments, independent of the manifest format.
+
+Expressions (shapes, scalars, constraints) are small trees over numbers, model fields and user dims,
+parsed from text with Python's ``ast`` restricted to arithmetic. Model fields are substituted before
+the engine sees an instance, so only user dims remain symbolic.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}
+_CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+FUNCS = {"min", "max", "ceil_div", "round_up"}
+
+
+class ExprError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Num:
+    value: int | float
+
+
+@dataclass(frozen=True)
+class Name:
+    name: str
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str
+    left: "Expr"
+    right: "Expr"
+
+
+@dataclass(frozen=True)
+class Neg:
+    operand: "Expr"
+
+
+@dataclass(frozen=True)
+class Func:
+    name: str
+    args: tuple
+
+
+@dataclass(frozen=True)
+class Compare:
+    op: str
+    left: "Expr"
+    right: "Expr"
+
+
+@dataclass(frozen=True)
+class BoolOp:
+    op: str  # and | or
+    values: tuple
+
+
+Expr = Num | Name | BinOp | Neg | Func | Compare | BoolOp
+
+
+def parse_expr(text: str | int | float) -> Expr:
+    """Parse ``text`` (``batch * seq_len``, ``hidden_size // 8``, ``min(a, b)``) into an Expr."""
+    if isinstance(text, bool):
+        raise ExprError("expected a number or an expression, got a boolean")
+    if isinstance(text, (int, float)):
+        return Num(text)
+    try:
+        tree = ast.parse(str(text).strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ExprError(f"cannot parse expression {text!r}: {exc.msg}") from None
+    return _convert(tree.body, str(text))
+
+
+def _convert(node: ast.AST, text: str) -> Expr:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return Num(node.value)
+    if isinstance(node, ast.Name):
+        return Name(node.id)
+    if isinstance(node, ast.Attribute):  # text_config.hidden_size
+        parts = []
+        cur = node
+        while isinstance(cur, ast.Attribute):
+            parts.append(cur.attr)
+            cur = cur.value
+        if isinstance(cur, ast.Name):
+            parts.append(cur.id)
+            return Name(".".join(reversed(parts)))
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        return BinOp(_BINOPS[type(node.op)], _convert(node.left, text), _convert(node.right, text))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return Neg(_convert(node.operand, text))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.UAdd):
+        return _convert(node.operand, text)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCS and not node.keywords:
+        return Func(node.func.id, tuple(_convert(a, text) for a in node.args))
+    if isinstance(node, ast.Compare) and len(node.ops) >= 1 and all(type(o) in _CMPOPS for o in node.ops):
+        parts = [node.left] + list(node.comparators)
+        cmps = tuple(Compare(_CMPOPS[type(o)], _convert(a, text), _convert(b, text))
+                     for o, a, b in zip(node.ops, parts, parts[1:]))
+        return cmps[0] if len(cmps) == 1 else BoolOp("and", cmps)
+    if isinstance(node, ast.BoolOp):
+        return BoolOp("and" if isinstance(node.op, ast.And) else "or", tuple(_convert(v, text) for v in node.values))
+    raise ExprError(f"unsupported syntax in expression {text!r}: {ast.dump(node)[:60]}")
+
+
+def names(e: Expr) -> set[str]:
+    if isinstance(e, Name):
+        return {e.name}
+    if isinstance(e, Num):
+        return set()
+    if isinstance(e, (BinOp, Compare)):
+        return names(e.left) | names(e.right)
+    if isinstance(e, Neg):
+        return names(e.operand)
+    if isinstance(e, Func):
+        return set().union(*(names(a) for a in e.args)) if e.args else set()
+    if isinstance(e, BoolOp):
+        return set().union(*(names(a) for a in e.values))
+    return set()
+
+
+def substitute(e: Expr, env: dict) -> Expr:
+    """Replace names bound in ``env`` (to numbers or expressions) and fold constants."""
+    if isinstance(e, Name):
+        v = env.get(e.name)
+        if v is None:
+            return e
+        return Num(v) if isinstance(v, (int, float)) else v
+    if isinstance(e, Num):
+        return e
+    if isinstance(e, BinOp):
+        left, right = substitute(e.left, env), substitute(e.right, env)
+        if isinstance(left, Num) and isinstance(right, Num):
+            return Num(_fold(e.op, left.value, right.value))
+        return BinOp(e.op, left, right)
+    if isinstance(e, Neg):
+        inner = substitute(e.operand, env)
+        return Num(-inner.value) if isinstance(inner, Num) else Neg(inner)
+    if isinstance(e, Func):
+        args = tuple(substitute(a, env) for a in e.args)
+        if all(isinstance(a, Num) for a in args):
+            return Num(_func(e.name, [a.value for a in args]))
+        return Func(e.name, args)
+    if isinstance(e, Compare):
+        return Compare(e.op, substitute(e.left, env), substitute(e.right, env))
+    if isinstance(e, BoolOp):
+        return BoolOp(e.op, tuple(substitute(v, env) for v in e.values))
+    return e
+
+
+def _fold(op: str, a, b):
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op in ("/", "//"):
+        if b == 0:
+            raise ExprError("division by zero")
+        if isinstance(a, int) and isinstance(b, int):
+            return a // b
+        return a / b
+    if op == "%":
+        if b == 0:
+            raise ExprError("modulo by zero")
+        return a % b
+    raise ExprError(op)
+
+
+def _func(name: str, args):
+    if name == "min":
+        return min(args)
+    if name == "max":
+        return max(args)
+    if name == "ceil_div":
+        a, b = args
+        return -(-a // b)
+    if name == "round_up":
+        a, b = args
+        return -(-a // b) * b
+    raise ExprError(name)
+
+
+def to_text(e: Expr) -> str:
+    if isinstance(e, Num):
+        return str(e.value)
+    if isinstance(e, Name):
+        return e.name
+    if isinstance(e, BinOp):
+        return f"({to_text(e.left)} {e.op} {to_text(e.right)})"
+    if isinstance(e, Neg):
+        return f"-{to_text(e.operand)}"
+    if isinstance(e, Func):
+        return f"{e.name}({', '.join(to_text(a) for a in e.args)})"
+    if isinstance(e, Compare):
+        return f"{to_text(e.left)} {e.op} {to_text(e.right)}"
+    if isinstance(e, BoolOp):
+        return f" {e.op} ".join(to_text(v) for v in e.values)
+    return "?"
+
+
+# ---------------------------------------------------------------- instance description
+
+
+@dataclass(frozen=True)
+class UserDim:
+    name: str
+    lo: int
+    hi: int
+
+
+@dataclass(frozen=True)
+class TensorArg:
+    shape: tuple  # Expr per dimension
+    dtype: str
+    strides: tuple | None = None  # Expr per dimension, None: contiguous
+    values: tuple | None = None  # (lo, hi) Exprs bounding every element (index tensors)
+
+
+@dataclass(frozen=True)
+class ScalarArg:
+    value: Expr | None  # None: an unconstrained value of the parameter's type
+    is_float: bool = False
+
+
+@dataclass(frozen=True)
+class AbsentArg:
+    """An optional argument passed as nullopt / None."""
+
+
+Arg = TensorArg | ScalarArg | AbsentArg
+
+
+@dataclass(frozen=True)
+class Instance:
+    """(op, binding, model, dtype) with model fields substituted: the unit of verification."""
+
+    op: str  # launcher function name (qualified or plain)
+    file: str  # path relative to the workspace
+    args: tuple  # (param name, Arg) pairs
+    dims: tuple  # UserDim
+    derived: tuple  # (name, Expr) pairs: named expressions over dims (num_tokens = batch * seq_len)
+    constraints: tuple  # Expr (boolean)
+    dtype: str
+    model_fields: tuple = ()  # (name, value) pairs used by the binding, for witnesses
+    zero_config: bool = False
+
+    def arg(self, name: str) -> Arg | None:
+        for n, a in self.args:
+            if n == name:
+                return a
+        return None
+
+
+DTYPE_SIZES = {
+    "float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4, "float64": 8, "double": 8,
+    "int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int": 4, "int64": 8, "long": 8, "bool": 1,
+    "float8_e4m3fn": 1, "float8_e5m2": 1, "float8_e4m3fnuz": 1, "float8_e5m2fnuz": 1,
+    "uint16": 2, "uint32": 4, "uint64": 8,
+}
+DTYPE_ALIASES = {"half": "float16", "float": "float32", "double": "float64", "int": "int32", "long": "int64",
+                 "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp8": "float8_e4m3fn",
+                 "fp8_e4m3": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2"}
+
+
+def canonical_dtype(name: str) -> str:
+    n = str(name).lower().replace("torch.", "")
+    return DTYPE_ALIASES.get(n, n)

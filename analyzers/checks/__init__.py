@@ -1,0 +1,14 @@
+"""Checks: one module per check, each deciding on the events the engine emits."""
+from __future__ import annotations
+
+from .base import Check
+from .launch import LaunchCheck
+from .oob import BoundsCheck
+from .overflow import OverflowCheck
+
+
+def default_checks() -> list[Check]:
+    return [BoundsCheck(), OverflowCheck(), LaunchCheck()]
+
+
+__all__ = ["Check", "default_checks", "BoundsCheck", "OverflowCheck", "LaunchCheck"]

@@ -1,0 +1,45 @@
+"""The interface of a check, and what every check needs to turn a model into a finding."""
+from __future__ import annotations
+
+import z3
+
+from ..engine.context import Context, _vars
+from ..findings import Finding
+from ..kir import nodes as N
+
+
+class Check:
+    id = ""
+
+    def on_access(self, ctx: Context, st, ev) -> None:
+        pass
+
+    def on_sink(self, ctx: Context, st, sink) -> None:
+        pass
+
+    def on_launch(self, ctx: Context, st, ev) -> None:
+        pass
+
+
+def depends_on_summary(ctx: Context, cond: z3.ExprRef) -> str | None:
+    """The name of a havocked loop value the condition depends on, if any: a finding that needs one
+    may be a false alarm of the loop summary, so it is reported as inconclusive instead."""
+    for v in _vars(cond):
+        sym = ctx.symbols.get(str(v))
+        if sym is not None and sym.kind == "havoc":
+            return sym.name
+    return None
+
+
+def span_key(span: N.Span) -> tuple:
+    return (span.file, span.line, span.col, span.end_line, span.end_col)
+
+
+def make_finding(ctx: Context, st, check: str, message: str, location: N.Span, model, cond, **kw) -> Finding:
+    return Finding(check=check, message=message, location=location, op=ctx.op, kernel=ctx.kernel,
+                   witness=ctx.witness(model, cond, st.thread), **kw)
+
+
+def value_of(model, term, signed: bool = True) -> int:
+    v = model.eval(term, model_completion=True)
+    return v.as_signed_long() if signed else v.as_long()

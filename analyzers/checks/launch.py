@@ -1,0 +1,47 @@
+"""Launch configurations within CUDA's limits: block at most 1024 threads (x, y <= 1024, z <= 64),
+grid.x <= 2^31 - 1, grid.y and grid.z <= 65535, no dimension 0, and dynamic shared memory within
+what the kernel may use."""
+from __future__ import annotations
+
+import z3
+
+from .base import Check, make_finding, span_key, value_of
+
+DEFAULT_SMEM = 48 * 1024
+MAX_SMEM_OPTIN = 227 * 1024  # H100/H200: the most a block may opt in to
+
+
+class LaunchCheck(Check):
+    id = "launch-config"
+
+    def on_launch(self, ctx, st, ev) -> None:
+        key = ("launch-config", span_key(ev.span), ev.kernel)
+        if key in ctx.reported:
+            return
+        (gx, gy, gz), (bx, by, bz) = ev.grid, ev.block
+        limit = getattr(ctx, "smem_limit", DEFAULT_SMEM)
+        rules = [
+            (z3.UGT(bx.bv, 1024), "blockDim.x above 1024"),
+            (z3.UGT(by.bv, 1024), "blockDim.y above 1024"),
+            (z3.UGT(bz.bv, 64), "blockDim.z above 64"),
+            (z3.UGT(z3.ZeroExt(32, bx.bv) * z3.ZeroExt(32, by.bv) * z3.ZeroExt(32, bz.bv), 1024),
+             "more than 1024 threads per block"),
+            (z3.UGT(gx.bv, (1 << 31) - 1), "gridDim.x above 2^31-1"),
+            (z3.UGT(gy.bv, 65535), "gridDim.y above 65535"),
+            (z3.UGT(gz.bv, 65535), "gridDim.z above 65535"),
+            (z3.Or(gx.bv == 0, gy.bv == 0, gz.bv == 0, bx.bv == 0, by.bv == 0, bz.bv == 0), "a dimension of 0"),
+            (z3.UGT(z3.ZeroExt(64 - ev.smem.ty.bits, ev.smem.bv) if ev.smem.ty.bits < 64 else ev.smem.bv, limit),
+             f"dynamic shared memory above {limit} bytes"),
+        ]
+        cond = z3.Or(*[r for r, _ in rules])
+        model = ctx.find_model(st.pc, cond, ev.span)
+        if model is None:
+            return
+        ctx.mark(key)
+        broken = [why for r, why in rules if z3.is_true(model.eval(r, model_completion=True))]
+        grid = tuple(value_of(model, v.bv, False) for v in ev.grid)
+        block = tuple(value_of(model, v.bv, False) for v in ev.block)
+        msg = (f"invalid launch of {ev.kernel}: {', '.join(broken)} (grid {grid}, block {block}, "
+               f"{value_of(model, ev.smem.bv, False)} bytes of dynamic shared memory); the launch fails")
+        ctx.report(make_finding(ctx, st, "launch-config", msg, ev.span, model, cond, expression=ev.span,
+                                trace=list(ev.stack)))

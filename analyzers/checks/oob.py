@@ -1,0 +1,63 @@
+"""Out-of-bounds and null accesses, decided in bytes with the real access size.
+
+An access through an index that wrapped is reported once, as the overflow it is (overflow.py): this
+check asks for an out-of-bounds access whose offset is also the exact one.
+"""
+from __future__ import annotations
+
+import z3
+
+from .base import Check, depends_on_summary, make_finding, span_key, value_of
+
+CHECK_OF_REGION = {
+    "global": "oob", "constant": "oob", "host": "oob", "shared": "shared-oob", "dynamic_shared": "shared-oob",
+    "local": "local-oob", "param": "local-oob", "null": "null-deref",
+}
+WHAT = {"oob": "global memory", "shared-oob": "shared memory", "local-oob": "local memory"}
+
+
+class BoundsCheck(Check):
+    id = "oob"
+
+    def on_access(self, ctx, st, ev) -> None:
+        region = ev.region
+        check = CHECK_OF_REGION.get(region.kind, "oob")
+        key = (check, span_key(ev.span), ctx.kernel)
+        if key in ctx.reported:
+            return
+        if check == "null-deref":
+            cond = ev.guard if ev.guard is not None else z3.BoolVal(True)
+            model = ctx.find_model(st.pc, cond, ev.span)
+            if model is None:
+                return
+            ctx.mark(key)
+            action = "write to" if ev.write else "read from"
+            ctx.report(make_finding(ctx, st, check, f"{action} a null pointer: `{ev.span.text}`", ev.span, model, cond,
+                                    expression=ev.span, trace=list(ev.stack)))
+            return
+        off = ev.off
+        if off.lo >= 0 and off.hi + ev.size <= region.size_lo:
+            return  # in bounds for every value the interval allows
+        o = off.bv
+        cond = z3.Or(o < 0, o + ev.size > region.size)
+        if off.math is not None:
+            # Not an effect of a wrapped index (the overflow check reports those): no site wraps.
+            cond = z3.And(cond, *[z3.Not(s.wraps) for s in off.sites])
+        if ev.guard is not None:
+            cond = z3.And(ev.guard, cond)
+        model = ctx.find_model(st.pc, cond, ev.span)
+        if model is None:
+            return
+        ctx.mark(key)
+        summary = depends_on_summary(ctx, cond)
+        if summary is not None:
+            ctx.stuck("imprecise-loop", f"a possible out-of-bounds access `{ev.span.text}` depends on {summary}, "
+                      "which the loop summary cannot bound", ev.span)
+            return
+        at = value_of(model, o)
+        size = value_of(model, region.size)
+        action = "write" if ev.write else "read"
+        where = "before the start" if at < 0 else "past the end"
+        msg = (f"{action} of {ev.size} bytes at byte offset {at} of `{region.name}` ({size} bytes, {WHAT[check]}), "
+               f"{where}: `{ev.span.text}`")
+        ctx.report(make_finding(ctx, st, check, msg, ev.span, model, cond, expression=ev.span, trace=list(ev.stack)))

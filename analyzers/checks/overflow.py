@@ -1,0 +1,94 @@
+"""Integer overflow and narrowing that reach an address, an allocation size, a loop bound or a
+launch dimension: the machine value there differs from the exact one. The finding names the
+smallest sub-expression that wrapped (the earliest wrap site that wraps in the witness) and its C
+type, and offers a widening fix where it is mechanical."""
+from __future__ import annotations
+
+import z3
+
+from ..engine.values import MATH_BITS, widen
+from ..findings import Fix
+from .base import Check, depends_on_summary, make_finding, span_key, value_of
+
+MAX_SITES_PER_SINK = 3
+_OPS = {"*": "multiplication", "+": "addition", "-": "subtraction", "<<": "left shift", "neg": "negation"}
+
+
+class OverflowCheck(Check):
+    id = "overflow"
+
+    def on_access(self, ctx, st, ev) -> None:
+        if ev.region.kind == "null":
+            return
+        self._sink(ctx, st, ev.off, ev.guard, ev.span, f"the address of `{ev.span.text}`", ev.stack)
+
+    def on_sink(self, ctx, st, sink) -> None:
+        self._sink(ctx, st, sink.value, None, sink.span, sink.what, sink.stack)
+
+    def _sink(self, ctx, st, v, guard, span, what: str, stack) -> None:
+        if v.math is None or not v.sites:
+            return
+        for _ in range(MAX_SITES_PER_SINK):
+            pending = [s for s in v.sites if _key(ctx, s) not in ctx.reported]
+            if not pending:
+                return
+            cond = widen(v.bv, v.ty.signed, MATH_BITS) != v.math
+            done = [s.wraps for s in v.sites if _key(ctx, s) in ctx.reported]
+            parts = [cond] + [z3.Not(w) for w in done] + ([guard] if guard is not None else [])
+            cond = z3.And(*parts) if len(parts) > 1 else cond
+            model = ctx.find_model(st.pc, cond, span)
+            if model is None:
+                return
+            wrapped = [s for s in pending if z3.is_true(model.eval(s.wraps, model_completion=True))]
+            site = min(wrapped or pending, key=lambda s: s.id)
+            ctx.mark(_key(ctx, site))
+            summary = depends_on_summary(ctx, z3.And(cond, site.wraps))
+            if summary is not None:
+                ctx.stuck("imprecise-loop", f"a possible wrap of `{site.span.text}` depends on {summary}, "
+                          "which the loop summary cannot bound", site.span)
+                continue
+            ctx.report(self._finding(ctx, st, site, model, cond, span, what, stack))
+
+    def _finding(self, ctx, st, site, model, cond, sink_span, what, stack):
+        exact = value_of(model, site.exact) if site.exact is not None else None
+        machine = value_of(model, site.machine, site.signed) if site.machine is not None else None
+        values = f" ({exact} becomes {machine})" if exact is not None and machine is not None else ""
+        if site.kind == "conversion":
+            check = "narrowing"
+            msg = (f"conversion of `{site.span.text}` from {site.from_type} to {site.ctype} changes its value{values}; "
+                   f"it reaches {what}")
+            fix = None
+        else:
+            check = "overflow"
+            msg = (f"32-bit {_OPS.get(site.kind, site.kind)} `{site.span.text}` wraps in {site.ctype}{values}; "
+                   f"it reaches {what}")
+            fix = widening_fix(site)
+        return make_finding(ctx, st, check, msg, site.span, model, z3.And(cond, site.wraps), expression=sink_span,
+                            access=sink_span, wrapped_type=site.ctype, trace=list(site.stack or stack), fix=fix)
+
+
+def _key(ctx, site) -> tuple:
+    return ("wrap", span_key(site.span), ctx.kernel)
+
+
+def widening_fix(site) -> Fix | None:
+    """``a * b`` -> ``static_cast<int64_t>(a) * b``: the whole chain then runs in 64 bits."""
+    text = site.span.text
+    if not text or "\n" in text or site.span.line != site.span.end_line or site.kind not in ("*", "+", "-", "<<"):
+        return None
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and text.startswith(site.kind, i) and i > 0 and text[i - 1] in " \t)]}_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.":
+            if site.kind in ("+", "-") and (text.startswith(site.kind * 2, i) or text[i - 1] == site.kind):
+                continue
+            left = text[:i].rstrip()
+            if not left:
+                return None
+            new = f"static_cast<int64_t>({left}) {text[i:].lstrip()}"
+            return Fix(site.span, new, f"compute `{text}` in 64 bits")
+    return None
+

@@ -1,0 +1,165 @@
+"""Per-instance analysis context: solver, checks, symbols for witnesses, findings and budgets."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import z3
+
+from ..findings import Finding, Inconclusive
+from ..kir import nodes as N
+from .solver import Solver, SolverUnknown
+from .values import Counter
+
+
+class BudgetExceeded(Exception):
+    pass
+
+
+@dataclass
+class Options:
+    time_budget_s: float = 60.0
+    query_timeout_ms: int = 10_000
+    unroll_max: int = 16
+    max_paths: int = 64
+    max_call_depth: int = 24
+    minimal_witness: bool = True
+    witness_budget_ms: int = 1500
+
+
+@dataclass
+class Symbol:
+    name: str  # as shown in a witness
+    term: z3.ExprRef
+    kind: str  # user | derived | thread | loop | load | havoc | host
+    signed: bool = True
+
+
+@dataclass
+class Context:
+    op: str
+    options: Options = field(default_factory=Options)
+    checks: list = field(default_factory=list)
+    model_fields: tuple = ()
+    dtype: str = ""
+    zero_config: bool = False
+
+    def __post_init__(self):
+        self.solver = Solver(self.options.query_timeout_ms)
+        self.counter = Counter()
+        self.findings: dict[tuple, Finding] = {}
+        self.inconclusive: list[Inconclusive] = []
+        self.assumptions: list[str] = []
+        self.symbols: dict[str, Symbol] = {}  # z3 name -> Symbol
+        self.user_terms: list[z3.ExprRef] = []
+        self.kernel: str | None = None
+        self.kernels: list[str] = []
+        self.reported: set[tuple] = set()
+        self.start = time.perf_counter()
+        self.paths = 0
+
+    # ------------------------------------------------------------ budgets
+
+    def tick(self) -> None:
+        if time.perf_counter() - self.start > self.options.time_budget_s:
+            raise BudgetExceeded()
+
+    # ------------------------------------------------------------ symbols
+
+    def symbol(self, display: str, term: z3.ExprRef, kind: str, signed: bool = True) -> z3.ExprRef:
+        # Symbols are found again by the name of their z3 constant (witness extraction, summaries).
+        key = str(term) if z3.is_const(term) or kind != "user" else str(_vars(term)[0])
+        self.symbols[key] = Symbol(display, term, kind, signed)
+        return term
+
+    def fresh_name(self, base: str) -> str:
+        return f"{base}!{self.counter()}"
+
+    # ------------------------------------------------------------ results
+
+    def note(self, text: str) -> None:
+        if text not in self.assumptions:
+            self.assumptions.append(text)
+
+    def stuck(self, reason: str, detail: str, span: N.Span | None) -> None:
+        if not detail:
+            return
+        for inc in self.inconclusive:
+            if inc.reason == reason and inc.detail == detail and inc.span == span:
+                return
+        self.inconclusive.append(Inconclusive(reason, detail, span))
+
+    def report(self, finding: Finding) -> None:
+        key = finding.key()
+        if key not in self.findings:
+            self.findings[key] = finding
+
+    def already(self, key: tuple) -> bool:
+        return key in self.reported
+
+    def mark(self, key: tuple) -> None:
+        self.reported.add(key)
+
+    # ------------------------------------------------------------ queries
+
+    def find_model(self, pc: tuple, cond: z3.BoolRef, span: N.Span | None):
+        """A model of pc ∧ cond with the smallest user sizes, None if infeasible. An unknown answer
+        becomes an inconclusive reason at ``span``."""
+        constraints = list(pc) + [cond]
+        try:
+            if self.options.minimal_witness and self.user_terms:
+                left = self.options.time_budget_s - (time.perf_counter() - self.start)
+                budget = int(min(self.options.witness_budget_ms, max(left * 1000 / 4, 50)))
+                return self.solver.minimal_model(constraints, self.user_terms, budget)
+            return self.solver.model(constraints)
+        except SolverUnknown as exc:
+            self.stuck("solver-unknown", f"the solver could not decide a check ({exc.reason})", span)
+            return None
+
+    def witness(self, model: z3.ModelRef, cond: z3.ExprRef | None, thread) -> dict:
+        """Values of every symbol that matters: user dims, model fields, dtype, thread, loop
+        iterations and loaded values that the failing condition mentions."""
+        out: dict = {}
+        for sym in self.symbols.values():
+            if sym.kind in ("user", "derived"):
+                out[sym.name] = _value(model, sym)
+        for name, value in self.model_fields:
+            out[f"model.{name}"] = value
+        if self.dtype:
+            out["dtype"] = self.dtype
+        if thread is not None:
+            for sym in thread.symbols:
+                out[sym.name] = _value(model, sym)
+        if cond is not None:
+            mentioned = {str(v) for v in _vars(cond)}
+            for key, sym in self.symbols.items():
+                if key in mentioned and sym.kind in ("loop", "load", "havoc", "host") and sym.name not in out:
+                    out[sym.name] = _value(model, sym)
+        return out
+
+
+def _value(model: z3.ModelRef, sym: Symbol):
+    v = model.eval(sym.term, model_completion=True)
+    if z3.is_bv_value(v):
+        return v.as_signed_long() if sym.signed else v.as_long()
+    if z3.is_true(v):
+        return True
+    if z3.is_false(v):
+        return False
+    return str(v)
+
+
+def _vars(e: z3.ExprRef) -> list:
+    seen: set[int] = set()
+    out = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if x.get_id() in seen:
+            continue
+        seen.add(x.get_id())
+        if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.append(x)
+        else:
+            stack.extend(x.children())
+    return out

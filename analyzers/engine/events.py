@@ -1,0 +1,43 @@
+"""Events the engine emits for the checks: memory accesses, values reaching sinks, launches."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import z3
+
+from ..kir import nodes as N
+from .values import IntV, Region
+
+
+@dataclass(frozen=True)
+class Access:
+    region: Region
+    off: IntV  # byte offset (int64), with its exact value and wrap sites
+    size: int  # bytes the access reads or writes
+    write: bool
+    span: N.Span  # the access expression
+    stack: tuple  # call sites from the op down to here
+    guard: z3.BoolRef | None = None  # extra condition (one alternative of a pointer that may name several objects)
+    vector: bool = False  # a vector access (float4, int4, ...): alignment matters
+    align: int = 1
+
+
+@dataclass(frozen=True)
+class Sink:
+    """A value used as an allocation size, a loop bound or a launch dimension."""
+
+    value: IntV
+    kind: str  # alloc | loop-bound | launch-dim | shared-size
+    span: N.Span
+    stack: tuple
+    what: str  # e.g. "grid.x of the launch of rms_norm_kernel<float, 8>"
+
+
+@dataclass(frozen=True)
+class LaunchEvent:
+    kernel: str
+    grid: tuple  # 3 IntV (unsigned int)
+    block: tuple  # 3 IntV (unsigned int)
+    smem: IntV
+    span: N.Span
+    stack: tuple

@@ -1,0 +1,489 @@
+"""Expression evaluation: rvalues, lvalues (locations), casts, guarded sub-evaluation."""
+from __future__ import annotations
+
+import z3
+
+from ..kir import nodes as N
+from ..kir import types as T
+from . import ints
+from .memory import PathEnd, index_to_int64, int_size
+from .state import State, absorb, fresh_value, merge_values
+from .values import (BoolV, ClosureV, FloatV, FuncV, IntV, Loc, MultiLoc, MultiPtrV, OpaqueV, PtrV, RefV,
+                     StructV, Val, bool_of, const_int)
+
+BUILTIN_VARS = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize")
+
+
+class ExprOps:
+    # ------------------------------------------------------------ entry points
+
+    def eval(self, e: N.Expr, st: State) -> Val:
+        handler = self._rv.get(type(e))
+        if handler is None:
+            raise PathEnd("stuck", f"expression {type(e).__name__}", e.span)
+        return handler(self, e, st)
+
+    def truth(self, v: Val, span: N.Span) -> z3.BoolRef:
+        if isinstance(v, FloatV):
+            return z3.Bool(self.ctx.fresh_name("float_condition"))
+        if isinstance(v, MultiPtrV):
+            return z3.BoolVal(True) if all(p.region.kind != "null" for _, p in v.alts) else z3.Or(
+                *[c for c, p in v.alts if p.region.kind != "null"] or [z3.BoolVal(False)])
+        if isinstance(v, (OpaqueV, FuncV, ClosureV)):
+            return z3.BoolVal(True)
+        try:
+            return bool_of(v)
+        except TypeError:
+            raise PathEnd("stuck", f"truth value of {type(v).__name__}", span) from None
+
+    def guarded(self, st: State, cond: z3.BoolRef, fn):
+        """Evaluate ``fn(sub)`` on a copy of ``st`` where ``cond`` holds, and fold the effects back
+        under ``cond``. Returns None when every path of the sub-evaluation ended."""
+        sub = st.fork(cond)
+        try:
+            value = fn(sub)
+        except PathEnd as pe:
+            if pe.status == "stuck":
+                self.ctx.stuck(pe.kind, pe.reason, pe.span)
+            st.assume(z3.Not(cond))
+            return None
+        absorb(st, sub, cond)
+        return value
+
+    # ------------------------------------------------------------ lvalues
+
+    def lvalue(self, e: N.Expr, st: State):
+        if isinstance(e, N.Var):
+            return self.var_loc(e.decl, st, e.span)
+        if isinstance(e, N.Global):
+            return self.global_loc(e, st)
+        if isinstance(e, N.Member):
+            if e.arrow:
+                base = self.deref(self.eval(e.base, st), _pointee(e.base.ty), e.span)
+            else:
+                base = self.lvalue(e.base, st)
+            return self.field_loc(base, e.field, e.span)
+        if isinstance(e, N.Index):
+            bt = T.strip_ref(e.base.ty)
+            idx = self.eval(e.index, st)
+            if not isinstance(idx, IntV):
+                raise PathEnd("stuck", "index that is not an integer", e.span)
+            if isinstance(bt, T.ArrayType):
+                base = self.lvalue(e.base, st)
+                ptr = _loc_ptr(base, bt.elem)
+            else:
+                ptr = self.eval(e.base, st)
+            return self.deref(self.ptr_add(ptr, idx, e.span, self.stack_spans(st)), e.ty, e.span)
+        if isinstance(e, N.Deref):
+            return self.deref(self.eval(e.operand, st), e.ty, e.span)
+        if isinstance(e, N.Cast) and e.kind in ("implicit", "c", "static", "reinterpret", "const", "base", "functional") \
+                and not isinstance(T.strip_ref(e.ty), (T.IntType, T.FloatType, T.BoolType, T.PtrType)):
+            loc = self.lvalue(e.operand, st)
+            return _retype(loc, T.strip_ref(e.ty))
+        if isinstance(e, N.Call):
+            v = self.call_value(e, st)
+            if isinstance(v, RefV):
+                return v.loc
+            return self.materialize(v, e.ty, st, e.span)
+        if isinstance(e, N.Assign):
+            self.eval(e, st)
+            return self.lvalue(e.lhs, st)
+        if isinstance(e, N.IncDec) and e.prefix:
+            self.eval(e, st)
+            return self.lvalue(e.operand, st)
+        if isinstance(e, N.Construct):
+            ty = T.strip_ref(e.ty)
+            region = self.local_region(ty, "temporary", e.span)
+            loc = Loc(region, const_int(0, T.INT64), ty)
+            self.construct_into(loc, e, st)
+            return loc
+        if isinstance(e, N.This):
+            raise PathEnd("stuck", "this as an lvalue", e.span)
+        v = self.eval(e, st)
+        if isinstance(v, RefV):
+            return v.loc
+        return self.materialize(v, e.ty, st, e.span)
+
+    def materialize(self, v: Val, ty: T.Type, st: State, span: N.Span) -> Loc:
+        ty = T.strip_ref(ty)
+        region = self.local_region(ty, "temporary", span)
+        loc = Loc(region, const_int(0, T.INT64), ty)
+        self._store_tracked(st, region, loc.off, ty, v, span)
+        return loc
+
+    def var_loc(self, decl: N.VarDecl, st: State, span: N.Span):
+        region = st.lookup(decl.id)
+        if region is None:
+            region = self.static_region(decl)
+            if region is None:
+                raise PathEnd("stuck", f"variable {decl.name} used outside its scope", span)
+        if isinstance(decl.ty, T.RefType):
+            ref = self._read_at(st.content(region), 0, decl.ty, region, span)
+            if not isinstance(ref, RefV):
+                raise PathEnd("stuck", f"reference {decl.name} bound to nothing", span)
+            return ref.loc
+        return Loc(region, const_int(0, T.INT64), decl.ty)
+
+    # ------------------------------------------------------------ rvalues
+
+    def ev_int(self, e: N.IntLit, st: State) -> Val:
+        if isinstance(e.ty, T.BoolType):
+            return BoolV(z3.BoolVal(e.value != 0))
+        if isinstance(e.ty, T.IntType):
+            return const_int(e.value, e.ty)
+        if isinstance(e.ty, T.PtrType) and e.value == 0:
+            return self.null_ptr(e.ty)
+        return const_int(e.value, T.INT64)
+
+    def null_ptr(self, ty: T.Type) -> PtrV:
+        return PtrV(self.null_region, const_int(0, T.INT64), T.strip_ref(ty).pointee if isinstance(T.strip_ref(ty), T.PtrType) else T.VOID)
+
+    def ev_load(self, e: N.Expr, st: State) -> Val:
+        if isinstance(e, N.Member) and isinstance(e.base, N.Global) and e.base.name in BUILTIN_VARS:
+            return self.builtin_var(e.base.name, st, e.span).fields[e.field]
+        if isinstance(e, N.Global) and e.name in BUILTIN_VARS:
+            return self.builtin_var(e.name, st, e.span)
+        if isinstance(e, N.Global) and isinstance(e.ty, T.FuncType):
+            return FuncV(e.name if e.name in self.program.functions else None, e.name)
+        loc = self.lvalue(e, st)
+        ty = T.strip_ref(loc.ty)
+        if isinstance(ty, T.ArrayType):
+            return _loc_ptr(loc, ty.elem)  # an array used as a value decays (clang marks most of these)
+        return self.load(st, loc, e.span)
+
+    def ev_float(self, e: N.Expr, st: State) -> Val:
+        return FloatV(e.ty)
+
+    def ev_null(self, e: N.NullLit, st: State) -> Val:
+        return self.null_ptr(e.ty if isinstance(T.strip_ref(e.ty), T.PtrType) else T.PtrType(T.VOID))
+
+    def ev_str(self, e: N.StrLit, st: State) -> Val:
+        return OpaqueV("string", e.ty)
+
+    def ev_this(self, e: N.This, st: State) -> Val:
+        this = st.frame.this
+        if this is None:
+            raise PathEnd("stuck", "this outside a member function", e.span)
+        return this
+
+    def ev_addr(self, e: N.AddrOf, st: State) -> Val:
+        if isinstance(e.operand, N.Global) and isinstance(e.operand.ty, T.FuncType):
+            return self.ev_load(e.operand, st)
+        loc = self.lvalue(e.operand, st)
+        if isinstance(loc, MultiLoc):
+            return MultiPtrV(tuple((c, PtrV(sub.region, sub.off, sub.ty)) for c, sub in loc.alts), loc.ty)
+        return PtrV(loc.region, loc.off, loc.ty)
+
+    def ev_unary(self, e: N.Unary, st: State) -> Val:
+        v = self.eval(e.operand, st)
+        if e.op == "!":
+            return BoolV(z3.Not(self.truth(v, e.span)))
+        if isinstance(v, FloatV):
+            return FloatV(e.ty)
+        if isinstance(v, BoolV):
+            v = ints.from_bool(v, T.INT32)
+        if not isinstance(v, IntV):
+            raise PathEnd("stuck", f"unary {e.op} on {type(v).__name__}", e.span)
+        if e.op == "-":
+            return ints.negate(v, e.span, self.stack_spans(st))
+        if e.op == "~":
+            return ints.bitnot(v)
+        return v
+
+    def ev_incdec(self, e: N.IncDec, st: State) -> Val:
+        loc = self.lvalue(e.operand, st)
+        old = self.load(st, loc, e.span)
+        if isinstance(old, (PtrV, MultiPtrV)):
+            new = self.ptr_add(old, const_int(1, T.INT64), e.span, self.stack_spans(st), subtract=e.op == "--")
+        elif isinstance(old, IntV):
+            common = ints.promote(old.ty)
+            one = const_int(1, common)
+            res = ints.arith("+" if e.op == "++" else "-", ints.convert(old, common, e.span), one, common, e.span,
+                             self.stack_spans(st))
+            new = ints.convert(res, old.ty, e.span, self.stack_spans(st))
+        elif isinstance(old, FloatV):
+            new = old
+        else:
+            raise PathEnd("stuck", f"{e.op} on {type(old).__name__}", e.span)
+        self.store(st, loc, new, e.span)
+        return new if e.prefix else old
+
+    def ev_binary(self, e: N.Binary, st: State) -> Val:
+        op = e.op
+        if op in ("&&", "||"):
+            a = z3.simplify(self.truth(self.eval(e.lhs, st), e.span))
+            if op == "&&" and z3.is_false(a) or op == "||" and z3.is_true(a):
+                return BoolV(a)
+            if z3.is_true(a) or z3.is_false(a):
+                return BoolV(self.truth(self.eval(e.rhs, st), e.span))
+            guard = a if op == "&&" else z3.Not(a)
+            b = self.guarded(st, guard, lambda sub: self.truth(self.eval(e.rhs, sub), e.span))
+            if b is None:
+                return BoolV(a if op == "||" else z3.BoolVal(False))
+            return BoolV(z3.And(a, b) if op == "&&" else z3.Or(a, b))
+        if op == ",":
+            self.eval(e.lhs, st)
+            return self.eval(e.rhs, st)
+        a = self.eval(e.lhs, st)
+        b = self.eval(e.rhs, st)
+        return self.binop(op, a, b, e.ty, e.span, st)
+
+    def binop(self, op: str, a: Val, b: Val, ty: T.Type, span: N.Span, st: State) -> Val:
+        stack = self.stack_spans(st)
+        if isinstance(a, BoolV) and op not in ("==", "!="):
+            a = ints.from_bool(a, T.INT32)
+        if isinstance(b, BoolV) and op not in ("==", "!="):
+            b = ints.from_bool(b, T.INT32)
+        if op in ("==", "!=", "<", "<=", ">", ">="):
+            return self.compare(op, a, b, span)
+        if isinstance(a, (PtrV, MultiPtrV)) and isinstance(b, IntV) and op in ("+", "-"):
+            return self.ptr_add(a, b, span, stack, subtract=op == "-")
+        if isinstance(b, (PtrV, MultiPtrV)) and isinstance(a, IntV) and op == "+":
+            return self.ptr_add(b, a, span, stack)
+        if isinstance(a, PtrV) and isinstance(b, PtrV) and op == "-":
+            if a.region is not b.region:
+                raise PathEnd("stuck", "difference of pointers into different objects", span)
+            diff = ints.arith("-", a.off, b.off, T.INT64, span, stack)
+            size = max(T.strip_ref(a.pointee).size, 1)
+            return ints.arith("/", diff, int_size(size), T.INT64, span, stack) if size > 1 else diff
+        if isinstance(a, FloatV) or isinstance(b, FloatV) or isinstance(ty, T.FloatType):
+            return FloatV(ty)
+        if isinstance(a, IntV) and isinstance(b, IntV) and isinstance(ty, T.IntType):
+            if op not in ("<<", ">>") and (a.ty.bits != ty.bits or a.ty.signed != ty.signed):
+                a = ints.convert(a, ty, span, stack)
+            if op not in ("<<", ">>") and (b.ty.bits != ty.bits or b.ty.signed != ty.signed):
+                b = ints.convert(b, ty, span, stack)
+            return ints.arith(op, a, b, ty, span, stack)
+        if isinstance(a, IntV) and isinstance(b, IntV) and isinstance(ty, T.BoolType):
+            return BoolV(ints.arith(op, a, b, a.ty, span, stack).bv != 0)
+        if isinstance(a, BoolV) and isinstance(b, BoolV) and op in ("&", "|", "^"):
+            f = {"&": z3.And, "|": z3.Or, "^": z3.Xor}[op]
+            return BoolV(f(a.term, b.term))
+        raise PathEnd("stuck", f"operator {op} on {type(a).__name__} and {type(b).__name__}", span)
+
+    def compare(self, op: str, a: Val, b: Val, span: N.Span) -> Val:
+        if isinstance(a, IntV) and isinstance(b, IntV):
+            if a.ty.bits != b.ty.bits:
+                common = ints.usual_arithmetic(a.ty, b.ty)
+                a, b = ints.convert(a, common, span), ints.convert(b, common, span)
+            return ints.compare(op, a, b)
+        if isinstance(a, BoolV) and isinstance(b, BoolV) and op in ("==", "!="):
+            return BoolV(a.term == b.term if op == "==" else a.term != b.term)
+        if isinstance(a, BoolV):
+            a = ints.from_bool(a, T.INT32)
+        if isinstance(b, BoolV):
+            b = ints.from_bool(b, T.INT32)
+        if isinstance(a, IntV) and isinstance(b, IntV):
+            return self.compare(op, a, b, span)
+        if isinstance(a, PtrV) and isinstance(b, PtrV):
+            if a.region is b.region:
+                return ints.compare(op, a.off, b.off)
+            if op in ("==", "!="):
+                return BoolV(z3.BoolVal(op == "!="))
+        if isinstance(a, (PtrV, MultiPtrV)) and isinstance(b, (PtrV, MultiPtrV)) and op in ("==", "!="):
+            return BoolV(z3.Bool(self.ctx.fresh_name("pointer_comparison")))
+        return BoolV(z3.Bool(self.ctx.fresh_name("comparison")))
+
+    def ev_assign(self, e: N.Assign, st: State) -> Val:
+        if e.op == "=":
+            v = self.eval(e.rhs, st)
+            loc = self.lvalue(e.lhs, st)
+            v = self.coerce(v, T.strip_ref(loc.ty), e.span, st)
+            self.store(st, loc, v, e.span)
+            return v
+        loc = self.lvalue(e.lhs, st)
+        old = self.load(st, loc, e.span)
+        rhs = self.eval(e.rhs, st)
+        op = e.op[:-1]
+        stack = self.stack_spans(st)
+        if isinstance(old, (PtrV, MultiPtrV)) and isinstance(rhs, IntV):
+            new = self.ptr_add(old, rhs, e.span, stack, subtract=op == "-")
+        elif isinstance(old, IntV) and isinstance(rhs, (IntV, BoolV)):
+            if isinstance(rhs, BoolV):
+                rhs = ints.from_bool(rhs, T.INT32)
+            common = ints.promote(old.ty) if op in ("<<", ">>") else ints.usual_arithmetic(old.ty, rhs.ty)
+            a = ints.convert(old, common, e.span, stack)
+            b = rhs if op in ("<<", ">>") else ints.convert(rhs, common, e.span, stack)
+            new = ints.convert(ints.arith(op, a, b, common, e.span, stack), old.ty, e.span, stack)
+        elif isinstance(old, FloatV) or isinstance(rhs, FloatV):
+            new = FloatV(T.strip_ref(loc.ty))
+        elif isinstance(old, BoolV):
+            new = BoolV(z3.Bool(self.ctx.fresh_name("bool")))
+        else:
+            raise PathEnd("stuck", f"compound assignment {e.op} on {type(old).__name__}", e.span)
+        self.store(st, loc, new, e.span)
+        return new
+
+    def ev_cond(self, e: N.Cond, st: State) -> Val:
+        c = z3.simplify(self.truth(self.eval(e.cond, st), e.span))
+        if z3.is_true(c):
+            return self.eval(e.then, st)
+        if z3.is_false(c):
+            return self.eval(e.els, st)
+        a = self.guarded(st, c, lambda sub: self.eval(e.then, sub))
+        b = self.guarded(st, z3.Not(c), lambda sub: self.eval(e.els, sub))
+        if a is None and b is None:
+            raise PathEnd("abort", "both branches of a conditional end the path", e.span)
+        if a is None or b is None:
+            return a if b is None else b
+        m = merge_values(c, a, b)
+        if m is None:
+            raise PathEnd("stuck", "a conditional whose branches give different kinds of objects", e.span)
+        return m
+
+    def ev_cast(self, e: N.Cast, st: State) -> Val:
+        to = T.strip_ref(e.ty)
+        if e.kind == "decay":
+            loc = self.lvalue(e.operand, st)
+            elem = T.strip_ref(e.operand.ty)
+            elem = elem.elem if isinstance(elem, T.ArrayType) else to.pointee if isinstance(to, T.PtrType) else T.VOID
+            if isinstance(loc, MultiLoc):
+                return MultiPtrV(tuple((c, PtrV(s.region, s.off, elem)) for c, s in loc.alts), elem)
+            return PtrV(loc.region, loc.off, elem)
+        if isinstance(to, T.VoidType):
+            self.eval(e.operand, st)
+            return OpaqueV("void")
+        v = self.eval(e.operand, st)
+        return self.convert_value(v, to, e.span, st, explicit=e.kind != "implicit")
+
+    def convert_value(self, v: Val, to: T.Type, span: N.Span, st: State, explicit: bool = False) -> Val:
+        stack = self.stack_spans(st)
+        if isinstance(to, T.IntType):
+            if isinstance(v, IntV):
+                return ints.convert(v, to, span, stack)
+            if isinstance(v, BoolV):
+                return ints.from_bool(v, to)
+            if isinstance(v, FloatV):
+                x = fresh_value(to, "float_to_int", self.ctx.counter)
+                self.ctx.symbol(f"float converted at {span.file}:{span.line}", x.bv, "load", to.signed)
+                return x
+            if isinstance(v, PtrV):
+                return self.pointer_address(v, to, st, span)
+            raise PathEnd("stuck", f"conversion of {type(v).__name__} to {to.name}", span)
+        if isinstance(to, T.BoolType):
+            if isinstance(v, FloatV):
+                return BoolV(z3.Bool(self.ctx.fresh_name("float_truth")))
+            return BoolV(self.truth(v, span))
+        if isinstance(to, T.FloatType):
+            return FloatV(to)
+        if isinstance(to, T.PtrType):
+            if isinstance(v, PtrV):
+                return PtrV(v.region, v.off, to.pointee)
+            if isinstance(v, MultiPtrV):
+                return MultiPtrV(tuple((c, PtrV(p.region, p.off, to.pointee)) for c, p in v.alts), to.pointee)
+            if isinstance(v, IntV) and v.concrete() == 0:
+                return self.null_ptr(to)
+            if isinstance(v, (FuncV, OpaqueV)):
+                return v
+            raise PathEnd("stuck", "an integer converted to a pointer", span)
+        return v
+
+    def pointer_address(self, p: PtrV, to: T.IntType, st: State, span: N.Span) -> IntV:
+        """The integer value of a pointer: the object's base address (aligned as its allocator
+        aligns it) plus the offset. Used for alignment tests such as ``(uintptr_t)p % 16``."""
+        if p.region.kind == "null":
+            base_bv = z3.BitVecVal(0, 64)
+        else:
+            base_bv = self.region_base(p.region, st)
+        addr = base_bv + p.off.bv
+        v = IntV(T.UINT64, addr, 0, T.UINT64.max)
+        return ints.convert(v, to, span) if to.bits != 64 or to.signed else v
+
+    def coerce(self, v: Val, ty: T.Type, span: N.Span, st: State) -> Val:
+        if isinstance(ty, T.IntType) and isinstance(v, IntV) and (v.ty.bits != ty.bits or v.ty.signed != ty.signed):
+            return ints.convert(v, ty, span, self.stack_spans(st))
+        if isinstance(ty, T.IntType) and isinstance(v, BoolV):
+            return ints.from_bool(v, ty)
+        if isinstance(ty, T.BoolType) and isinstance(v, IntV):
+            return BoolV(v.bv != 0)
+        return v
+
+    def ev_initlist(self, e: N.InitList, st: State) -> Val:
+        ty = T.strip_ref(e.ty)
+        vals = [self.eval(x, st) for x in e.elems]
+        if isinstance(ty, T.StructType):
+            fields = {}
+            for f, v in zip(ty.fields, vals):
+                fields[f.name] = self.coerce(v, f.type, e.span, st)
+            for f in ty.fields[len(vals):]:
+                z = _zero(f.type)
+                if z is not None:
+                    fields[f.name] = z
+            return StructV(ty, fields)
+        if isinstance(ty, T.ArrayType):
+            fields = {i: self.coerce(v, ty.elem, e.span, st) for i, v in enumerate(vals)}
+            for i in range(len(vals), ty.count or 0):
+                z = _zero(ty.elem)
+                if z is not None:
+                    fields[i] = z
+            return StructV(ty, fields)
+        if len(vals) == 1:
+            return self.coerce(vals[0], ty, e.span, st)
+        if not vals and _zero(ty) is not None:
+            return _zero(ty)
+        if not vals and isinstance(ty, T.PtrType):
+            return self.null_ptr(ty)
+        raise PathEnd("stuck", f"initializer list for {ty.name}", e.span)
+
+    def ev_lambda(self, e: N.Lambda, st: State) -> Val:
+        st.frame.captured = True
+        return ClosureV(e.key, st.stack[-1])
+
+    def ev_asm(self, e: N.Asm, st: State) -> Val:
+        for x in e.inputs:
+            self.eval(x, st)
+        for out in e.outputs:
+            loc = self.lvalue(out, st)
+            v = fresh_value(T.strip_ref(loc.ty), "asm_output", self.ctx.counter)
+            if v is not None:
+                self.store(st, loc, v, e.span)
+        self.ctx.note(f"inline assembly at {e.span.file}:{e.span.line}: its outputs are taken as unconstrained values")
+        return OpaqueV("void")
+
+    def ev_unsupported(self, e: N.Unsupported, st: State) -> Val:
+        raise PathEnd("stuck", f"unsupported {e.what}", e.span)
+
+
+ExprOps._rv = {
+    N.IntLit: ExprOps.ev_int, N.FloatLit: ExprOps.ev_float, N.NullLit: ExprOps.ev_null, N.StrLit: ExprOps.ev_str,
+    N.Var: ExprOps.ev_load, N.Global: ExprOps.ev_load, N.Member: ExprOps.ev_load, N.Index: ExprOps.ev_load,
+    N.Deref: ExprOps.ev_load, N.This: ExprOps.ev_this, N.AddrOf: ExprOps.ev_addr, N.Unary: ExprOps.ev_unary,
+    N.IncDec: ExprOps.ev_incdec, N.Binary: ExprOps.ev_binary, N.Assign: ExprOps.ev_assign, N.Cond: ExprOps.ev_cond,
+    N.Cast: ExprOps.ev_cast, N.InitList: ExprOps.ev_initlist, N.Lambda: ExprOps.ev_lambda, N.Asm: ExprOps.ev_asm,
+    N.Unsupported: ExprOps.ev_unsupported,
+}
+
+
+def _pointee(t: T.Type) -> T.Type:
+    t = T.strip_ref(t)
+    return t.pointee if isinstance(t, T.PtrType) else T.VOID
+
+
+def _loc_ptr(loc, elem: T.Type):
+    if isinstance(loc, MultiLoc):
+        return MultiPtrV(tuple((c, PtrV(s.region, s.off, elem)) for c, s in loc.alts), elem)
+    return PtrV(loc.region, loc.off, elem)
+
+
+def _retype(loc, ty: T.Type):
+    if isinstance(loc, MultiLoc):
+        return MultiLoc(tuple((c, Loc(s.region, s.off, ty)) for c, s in loc.alts), ty)
+    return Loc(loc.region, loc.off, ty)
+
+
+def _zero(ty: T.Type) -> Val:
+    ty = T.strip_ref(ty)
+    if isinstance(ty, T.IntType):
+        return const_int(0, ty)
+    if isinstance(ty, T.BoolType):
+        return BoolV(z3.BoolVal(False))
+    if isinstance(ty, T.FloatType):
+        return FloatV(ty)
+    if isinstance(ty, T.StructType):
+        return StructV(ty, {f.name: z for f in ty.fields if (z := _zero(f.type)) is not None})
+    if isinstance(ty, T.ArrayType):
+        return StructV(ty, {i: z for i in range(ty.count or 0) if (z := _zero(ty.elem)) is not None})
+    return None  # pointers and objects: left unknown
+
+
+__all__ = ["ExprOps", "index_to_int64"]

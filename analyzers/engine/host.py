@@ -1,0 +1,363 @@
+"""The host side of an instance: user dims and bound arguments, kernel launches with one symbolic
+thread each (blockIdx in [0, gridDim), threadIdx in [0, blockDim)), CUDA built-in variables,
+shared memory."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import z3
+
+from .. import binding as B
+from ..kir import nodes as N
+from ..kir import types as T
+from . import ints
+from .context import Symbol
+from .events import LaunchEvent, Sink
+from .memory import PathEnd
+from .state import Frame, State, fresh_value, new_frame_id
+from .values import BoolV, FloatV, IntV, OpaqueV, OptionalV, Region, StructV, TensorV, const_int
+
+UINT = T.UINT32
+DIM3 = T.StructType("dim3", (T.Field("x", UINT, 0), T.Field("y", UINT, 4), T.Field("z", UINT, 8)), 12, 4)
+UINT3 = T.StructType("uint3", DIM3.fields, 12, 4)
+MAX_BLOCK = (1024, 1024, 64)
+MAX_GRID = ((1 << 31) - 1, 65535, 65535)
+
+
+@dataclass
+class Thread:
+    kernel: str
+    grid: StructV
+    block: StructV
+    bid: StructV
+    tid: StructV
+    symbols: list
+    dyn_smem: Region
+    shared: dict = field(default_factory=dict)
+
+
+class HostOps:
+    # ------------------------------------------------------------ instance set-up
+
+    def setup(self, fn: N.Function, inst: B.Instance) -> State:
+        st = State()
+        self.dims: dict[str, IntV] = {}
+        for d in inst.dims:
+            bv = narrow_symbol(d.name, d.lo, d.hi)
+            self.ctx.symbol(d.name, bv, "user")
+            self.ctx.user_terms.append(bv)
+            st.assume(z3.And(bv >= d.lo, bv <= d.hi))
+            self.dims[d.name] = IntV(T.INT64, bv, d.lo, d.hi)
+        for name, expr in inst.derived:
+            v = self.sym_int(expr, fn.span)
+            # Its own symbol, tied by an equation: checks that only need num_tokens then never have
+            # to reason through the product batch * seq_len.
+            sym = narrow_symbol(name, max(v.lo, 0), max(v.hi, 0)) if v.lo >= 0 else z3.BitVec(name, 64)
+            st.assume(sym == v.bv)
+            v = IntV(T.INT64, sym, v.lo, v.hi)
+            self.dims[name] = v
+            self.ctx.symbol(name, sym, "derived")
+        for c in inst.constraints:
+            st.assume(self.sym_bool(c, fn.span))
+        frame = Frame(new_frame_id(), fn, {}, None, None, None)
+        st.frames[frame.id] = frame
+        st.stack = (frame.id,)
+        for p in fn.params:
+            arg = inst.arg(p.name)
+            value = self.bind_param(p, arg, st, fn)
+            region = self.local_region(p.ty if not isinstance(p.ty, T.RefType) else T.strip_ref(p.ty), p.name, p.span, "param")
+            frame.vars[p.id] = region
+            self._write_at(st.write_content(region), 0, T.strip_ref(p.ty), value)
+        # References to the arguments bind to the argument objects themselves.
+        for p in fn.params:
+            if isinstance(p.ty, T.RefType):
+                frame.vars[p.id] = self._ref_slot(frame.vars[p.id], p, st)
+        return st
+
+    def _ref_slot(self, target: Region, p: N.VarDecl, st: State) -> Region:
+        from .values import Loc, RefV
+        slot = self.local_region(T.PtrType(T.VOID), p.name, p.span, "param")
+        self._write_at(st.write_content(slot), 0, p.ty, RefV(Loc(target, const_int(0, T.INT64), T.strip_ref(p.ty))))
+        return slot
+
+    def bind_param(self, p: N.VarDecl, arg, st: State, fn: N.Function):
+        ty = T.strip_ref(p.ty)
+        kind = getattr(ty, "kind", None)
+        if kind == "tensor":
+            if not isinstance(arg, B.TensorArg):
+                raise BindingError(f"argument '{p.name}' of {fn.display} is a tensor: the binding must give its shape")
+            return self.make_tensor(p.name, arg, st, p.span)
+        if kind == "optional":
+            if arg is None or isinstance(arg, B.AbsentArg):
+                return OptionalV(None, p.name)
+            if isinstance(arg, B.TensorArg):
+                return OptionalV(self.make_tensor(p.name, arg, st, p.span), p.name)
+            raise BindingError(f"argument '{p.name}' of {fn.display} is an optional tensor: give a shape or 'absent'")
+        if isinstance(ty, (T.IntType, T.BoolType)):
+            if isinstance(arg, B.ScalarArg) and arg.value is not None:
+                v = self.sym_int(arg.value, p.span)
+                if isinstance(ty, T.BoolType):
+                    return BoolV(v.bv != 0)
+                # Python ints reach C++ through the op's schema (int64) or pybind11, which rejects values
+                # that do not fit: the argument is in range of the parameter's type.
+                x = v.bv
+                st.assume(z3.And(x >= ty.min, x <= ty.max) if ty.bits < 64 or ty.signed else x >= 0)
+                bv = z3.Extract(ty.bits - 1, 0, x) if ty.bits < 64 else x
+                return IntV(ty, bv, max(v.lo, ty.min), min(v.hi, ty.max))
+            if arg is None or (isinstance(arg, B.ScalarArg) and arg.value is None):
+                v = fresh_value(ty, p.name, self.ctx.counter)
+                if isinstance(v, IntV):
+                    self.ctx.symbol(p.name, v.bv, "user", ty.signed)
+                    self.ctx.note(f"argument '{p.name}' is unbound: any value of {ty.name}")
+                return v
+            raise BindingError(f"argument '{p.name}' of {fn.display} is a scalar: give a value expression")
+        if isinstance(ty, T.FloatType):
+            return FloatV(ty)
+        if isinstance(ty, T.PtrType):
+            raise BindingError(f"argument '{p.name}' of {fn.display} is a raw pointer: bind the op that owns the tensor")
+        return OpaqueV("argument", ty)
+
+    def make_tensor(self, name: str, arg: B.TensorArg, st: State, span: N.Span) -> TensorV:
+        dims = tuple(self.sym_int(e, span) for e in arg.shape)
+        for d in dims:
+            st.assume(d.bv >= 0)
+        size = B.DTYPE_SIZES.get(arg.dtype)
+        if size is None:
+            raise BindingError(f"tensor '{name}': unknown dtype {arg.dtype!r}")
+        note = ""
+        if arg.strides is not None:
+            strides = tuple(self.sym_int(e, span) for e in arg.strides)
+            # The elements a strided view can reach: 1 + sum((dim - 1) * stride).
+            extent = const_int(1, T.INT64)
+            for d, s in zip(dims, strides):
+                dm1 = ints.arith("-", d, const_int(1, T.INT64), T.INT64, span)
+                extent = ints.arith("+", extent, ints.arith("*", dm1, s, T.INT64, span), T.INT64, span)
+            note = "strided"
+        else:
+            from .models.torch import contiguous_strides
+            strides = contiguous_strides(dims, span)
+            extent = const_int(1, T.INT64)
+            for d in dims:
+                extent = ints.arith("*", extent, d, T.INT64, span)
+        nbytes = ints.arith("*", extent, const_int(size, T.INT64), T.INT64, span)
+        values = None
+        if arg.values is not None:
+            values = (self.sym_int(arg.values[0], span), self.sym_int(arg.values[1], span))
+        region = self.new_region("global", name, nbytes, span, elem_size=size, values=values, align=256, note=note)
+        return TensorV(name, dims, strides, arg.dtype, region)
+
+    # ------------------------------------------------------------ binding expressions
+
+    def sym_int(self, e, span: N.Span) -> IntV:
+        if isinstance(e, B.Num):
+            if isinstance(e.value, float) and not e.value.is_integer():
+                raise BindingError(f"expected an integer, got {e.value}")
+            return const_int(int(e.value), T.INT64)
+        if isinstance(e, B.Name):
+            if e.name in self.dims:
+                return self.dims[e.name]
+            raise BindingError(f"unknown name '{e.name}' (not a user dim, derived dim or model field)")
+        if isinstance(e, B.Neg):
+            return ints.negate(self.sym_int(e.operand, span), span)
+        if isinstance(e, B.BinOp):
+            a, b = self.sym_int(e.left, span), self.sym_int(e.right, span)
+            op = {"//": "/"}.get(e.op, e.op)
+            return ints.arith(op, a, b, T.INT64, span)
+        if isinstance(e, B.Func):
+            args = [self.sym_int(a, span) for a in e.args]
+            if e.name in ("min", "max"):
+                acc = args[0]
+                for a in args[1:]:
+                    c = ints.compare("<" if e.name == "min" else ">", a, acc).term
+                    acc = ints.ite(c, a, acc)
+                return acc
+            one = const_int(1, T.INT64)
+            a, b = args
+            q = ints.arith("/", ints.arith("-", ints.arith("+", a, b, T.INT64, span), one, T.INT64, span), b, T.INT64, span)
+            return ints.arith("*", q, b, T.INT64, span) if e.name == "round_up" else q
+        raise BindingError(f"expected an integer expression, got {B.to_text(e)}")
+
+    def sym_bool(self, e, span: N.Span) -> z3.BoolRef:
+        if isinstance(e, B.Compare):
+            return ints.compare(e.op, self.sym_int(e.left, span), self.sym_int(e.right, span)).term
+        if isinstance(e, B.BoolOp):
+            parts = [self.sym_bool(v, span) for v in e.values]
+            return z3.And(*parts) if e.op == "and" else z3.Or(*parts)
+        raise BindingError(f"expected a condition, got {B.to_text(e)}")
+
+    # ------------------------------------------------------------ launches
+
+    def ev_launch(self, e: N.Launch, st: State):
+        grid = self.dim3(self.eval(e.grid, st), e.grid.span, st)
+        block = self.dim3(self.eval(e.block, st), e.block.span, st)
+        smem = self.eval(e.smem, st) if e.smem is not None else const_int(0, T.SIZE_T)
+        if e.stream is not None:
+            self.eval(e.stream, st)
+        if not isinstance(smem, IntV):
+            raise PathEnd("stuck", "dynamic shared memory size that is not an integer", e.span)
+        args = [self.eval(a, st) for a in e.args]
+        stack = self.stack_spans(st)
+        what = f"the launch of {e.name}"
+        for part, dim in (("grid", grid), ("block", block)):
+            for axis in "xyz":
+                v = dim.fields[axis]
+                if v.math is not None:
+                    self.emit_sink(st, Sink(v, "launch-dim", _arg_span(e, part), stack, f"{part}.{axis} of {what}"))
+        if smem.math is not None:
+            self.emit_sink(st, Sink(smem, "shared-size", e.smem.span if e.smem is not None else e.span, stack,
+                                    f"the dynamic shared memory size of {what}"))
+        event = LaunchEvent(e.name, tuple(grid.fields[a] for a in "xyz"), tuple(block.fields[a] for a in "xyz"),
+                            smem, e.span, stack)
+        for check in self.ctx.checks:
+            check.on_launch(self.ctx, st, event)
+        kernel = self.program.functions.get(e.kernel) if e.kernel else None
+        if kernel is None:
+            raise PathEnd("stuck", f"kernel {e.name} has no body in this translation unit", e.span)
+        self.run_kernel(kernel, e, st, grid, block, smem, args)
+        return OpaqueV("void")
+
+    def dim3(self, v, span: N.Span, st: State) -> StructV:
+        if isinstance(v, StructV) and set(v.fields) >= {"x", "y", "z"}:
+            return v
+        if isinstance(v, IntV):
+            return StructV(DIM3, {"x": ints.convert(v, UINT, span, self.stack_spans(st)),
+                                  "y": const_int(1, UINT), "z": const_int(1, UINT)})
+        raise PathEnd("stuck", "a launch dimension the engine cannot read", span)
+
+    def run_kernel(self, kernel: N.Function, e: N.Launch, host: State, grid: StructV, block: StructV,
+                   smem: IntV, args: list) -> None:
+        kst = host.fork()
+        # Threads run only under a valid configuration (invalid ones are the launch check's business).
+        refined = {}
+        for name, dim, limits, lo in (("grid", grid, MAX_GRID, 1), ("block", block, MAX_BLOCK, 1)):
+            fields = {}
+            for axis, limit in zip("xyz", limits):
+                v = dim.fields[axis]
+                kst.assume(z3.And(z3.UGE(v.bv, lo), z3.ULE(v.bv, limit)))
+                fields[axis] = IntV(UINT, v.bv, max(v.lo, lo), max(min(v.hi, limit), lo), v.math, v.sites)
+            refined[name] = StructV(DIM3, fields)
+        b = refined["block"].fields
+        kst.assume(z3.ULE(z3.ZeroExt(32, b["x"].bv) * z3.ZeroExt(32, b["y"].bv) * z3.ZeroExt(32, b["z"].bv), 1024))
+        symbols = []
+        tid, bid = {}, {}
+        for axis in "xyz":
+            for store, var, dim in ((bid, "blockIdx", refined["grid"]), (tid, "threadIdx", refined["block"])):
+                bound = dim.fields[axis]
+                bv = z3.BitVec(self.ctx.fresh_name(f"{var}.{axis}"), 32)
+                kst.assume(z3.ULT(bv, bound.bv))
+                store[axis] = IntV(UINT, bv, 0, max(bound.hi - 1, 0))
+                if not (bound.lo == bound.hi == 1):
+                    symbols.append(Symbol(f"{var}.{axis}", bv, "thread", False))
+        dyn = self.new_region("dynamic_shared", f"dynamic shared memory of {e.name}", smem, e.span, align=16)
+        thread = Thread(e.name, refined["grid"], refined["block"], StructV(UINT3, bid), StructV(UINT3, tid),
+                        symbols, dyn)
+        kst.thread = thread
+        previous = self.ctx.kernel
+        self.ctx.kernel = e.name
+        if e.name not in self.ctx.kernels:
+            self.ctx.kernels.append(e.name)
+        try:
+            frame_stack = kst.stack
+            self.invoke(kernel, kst, None, args, e.span)
+            kst.stack = frame_stack
+        except PathEnd as pe:
+            if pe.status == "stuck":
+                self.ctx.stuck(pe.kind, pe.reason, pe.span)
+        finally:
+            self.ctx.kernel = previous
+
+    def builtin_var(self, name: str, st: State, span: N.Span) -> StructV:
+        th = st.thread
+        if th is None:
+            raise PathEnd("stuck", f"{name} in host code", span)
+        if name == "threadIdx":
+            return th.tid
+        if name == "blockIdx":
+            return th.bid
+        if name == "blockDim":
+            return th.block
+        if name == "gridDim":
+            return th.grid
+        return const_int(32, T.INT32)
+
+    # ------------------------------------------------------------ storage of declarations
+
+    def decl_region(self, v: N.VarDecl, st: State) -> Region:
+        if v.storage == "shared":
+            th = st.thread
+            if th is None:
+                raise PathEnd("stuck", f"__shared__ {v.name} outside a kernel", v.span)
+            if v.id not in th.shared:
+                th.shared[v.id] = self.new_region("shared", v.name, max(v.ty.size, 0), v.span, align=max(v.ty.align, 16))
+            return th.shared[v.id]
+        if v.storage == "extern_shared":
+            th = st.thread
+            if th is None:
+                raise PathEnd("stuck", f"extern __shared__ {v.name} outside a kernel", v.span)
+            return th.dyn_smem
+        if v.storage in ("static", "constant", "global"):
+            return self.static_region(v) or self.new_region("global", v.name, max(v.ty.size, 0), v.span)
+        if isinstance(v.ty, T.RefType):
+            return self.local_region(T.PtrType(T.VOID), v.name, v.span)
+        return self.local_region(v.ty, v.name, v.span)
+
+    def static_region(self, v: N.VarDecl) -> Region | None:
+        if v.storage not in ("static", "constant", "global"):
+            return None
+        key = ("static", v.id)
+        if key not in self._statics:
+            kind = "constant" if v.storage == "constant" else "global"
+            self._statics[key] = self.new_region(kind, v.name, max(v.ty.size, 0), v.span)
+        return self._statics[key]
+
+    def global_loc(self, e: N.Global, st: State):
+        from .values import Loc
+        decl = self.program.globals.get(e.name)
+        if decl is None:
+            raise PathEnd("stuck", f"global {e.name}", e.span)
+        key = ("global", e.name)
+        if key not in self._statics:
+            if decl.storage in ("shared", "extern_shared"):
+                return Loc(self.decl_region(decl, st), const_int(0, T.INT64), decl.ty)
+            kind = {"constant": "constant"}.get(decl.storage, "global" if st.thread is not None else "host")
+            self._statics[key] = self.new_region(kind, e.name, max(decl.ty.size, 0), e.span)
+        return Loc(self._statics[key], const_int(0, T.INT64), decl.ty)
+
+    def region_base(self, region: Region, st: State) -> z3.BitVecRef:
+        """The address of an object: positive and aligned as its allocator aligns it."""
+        key = ("base", region.id)
+        if key not in self._statics:
+            base = z3.BitVec(self.ctx.fresh_name(f"address_of_{region.name}"), 64)
+            self._statics[key] = (base, z3.And(z3.UGT(base, 0), z3.URem(base, region.align) == 0, z3.ULT(base, 1 << 48)))
+        base, constraint = self._statics[key]
+        if not any(c is constraint for c in st.pc):
+            st.assume(constraint)
+        return base
+
+    # ------------------------------------------------------------ events
+
+    def stack_spans(self, st: State) -> tuple:
+        return tuple(st.frames[f].call_span for f in st.stack if f in st.frames and st.frames[f].call_span is not None)
+
+    def emit_sink(self, st: State, sink: Sink) -> None:
+        for check in self.ctx.checks:
+            check.on_sink(self.ctx, st, sink)
+
+
+def narrow_symbol(name: str, lo: int, hi: int) -> z3.BitVecRef:
+    """A 64-bit value that needs only the bits of its range: the solver's multipliers shrink to the
+    width the range needs (a 2,000,000 bound needs 21 bits, not 64)."""
+    if lo >= 0:
+        bits = max(hi.bit_length(), 1)
+        return z3.ZeroExt(64 - bits, z3.BitVec(name, bits)) if bits < 64 else z3.BitVec(name, 64)
+    bits = max(hi.bit_length(), (-lo).bit_length()) + 1
+    return z3.SignExt(64 - bits, z3.BitVec(name, bits)) if bits < 64 else z3.BitVec(name, 64)
+
+
+class BindingError(Exception):
+    """The binding does not fit the launcher (a missing shape, an unknown name)."""
+
+
+def _arg_span(e: N.Launch, part: str) -> N.Span:
+    return (e.grid if part == "grid" else e.block).span
+

@@ -1,0 +1,77 @@
+"""The interpreter, assembled from its parts, and ``analyze``: one instance in, one verdict out."""
+from __future__ import annotations
+
+import time
+
+from .. import binding as B
+from ..findings import Inconclusive, InstanceResult
+from ..kir import nodes as N
+from .calls import CallOps
+from .context import BudgetExceeded, Context, Options
+from .exprs import ExprOps
+from .host import BindingError, HostOps
+from .loops import LoopOps
+from .memory import MemoryOps, PathEnd
+from .stmts import StmtOps
+
+
+class Interpreter(MemoryOps, ExprOps, StmtOps, LoopOps, CallOps, HostOps):
+    def __init__(self, program: N.Program, ctx: Context):
+        self.program = program
+        self.ctx = ctx
+        self._regions = 0
+        self._statics: dict = {}
+        self._shapes: dict = {}
+        self.null_region = self.new_region("null", "nullptr", 0)
+
+
+Interpreter._rv = dict(ExprOps._rv)
+Interpreter._rv.update({N.Call: CallOps.ev_call, N.Construct: CallOps.ev_construct, N.Launch: HostOps.ev_launch})
+Interpreter._stmt = dict(StmtOps._stmt)
+Interpreter._stmt.update(LoopOps._loop_stmts)
+
+
+def analyze(program: N.Program, fn: N.Function, inst: B.Instance, checks: list, options: Options | None = None,
+            name: str = "", models: list[str] | None = None) -> InstanceResult:
+    """Verify one instance: run the op ``fn`` with the instance's arguments and every kernel it
+    launches, and collect what the checks find."""
+    t0 = time.perf_counter()
+    ctx = Context(fn.display, options or Options(), checks, inst.model_fields, inst.dtype, inst.zero_config)
+    interp = Interpreter(program, ctx)
+    result = InstanceResult(fn.display, name or fn.display, list(models or []), inst.dtype, "verified")
+    try:
+        st = interp.setup(fn, inst)
+        if not ctx.solver.feasible(list(st.pc)):
+            ctx.stuck("binding-infeasible", "the binding's constraints admit no input size", fn.span)
+        else:
+            end = interp.exec_block(fn.body.stmts if fn.body else (), [st])
+            if end and all(s.status == "abort" for s in end) and not ctx.findings:
+                ctx.stuck("binding-infeasible", "every path fails a check of the op (TORCH_CHECK, dtype) "
+                          "for this binding: the binding does not describe a valid call", fn.span)
+    except BindingError as exc:
+        ctx.stuck("binding-error", str(exc), fn.span)
+    except BudgetExceeded:
+        ctx.stuck("timeout", f"the instance ran past its time budget of {ctx.options.time_budget_s:g} s", None)
+    except PathEnd as pe:
+        if pe.status == "stuck":
+            ctx.stuck(pe.kind, pe.reason, pe.span)
+    except RecursionError:
+        ctx.stuck("unsupported", "nesting too deep for the engine", None)
+    result.findings = list(ctx.findings.values())
+    for f in result.findings:
+        f.models = list(models or [])
+        f.dtypes = [inst.dtype]
+        f.zero_config = inst.zero_config
+    result.inconclusive = list(ctx.inconclusive)
+    result.assumptions = list(ctx.assumptions)
+    result.kernels = list(ctx.kernels)
+    if result.findings:
+        result.verdict = "bug"
+    elif result.inconclusive:
+        result.verdict = "inconclusive"
+    result.seconds = time.perf_counter() - t0
+    result.queries = ctx.solver.stats.queries
+    return result
+
+
+__all__ = ["Interpreter", "analyze", "Options", "Inconclusive"]

@@ -1,0 +1,397 @@
+"""Loops (DESIGN.md semantics 4).
+
+A loop is unrolled while its condition stays concrete, up to ``unroll_max`` iterations. What is left
+is summarised by one symbolic iteration: the induction variable becomes ``start + k*step`` for a
+symbolic iteration ``k`` (exact, so an induction variable that wraps is itself a finding), variables
+advanced by a loop-invariant step alongside it follow the same ``k``, and every other variable the
+body assigns is havocked. A finding that depends on a havocked value is not reported as a bug: the
+instance becomes inconclusive at the loop instead (never a false alarm from a summary).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import z3
+
+from ..kir import nodes as N
+from ..kir import types as T
+from . import ints
+from .events import Sink
+from .memory import PathEnd
+from .state import State, fresh_value, merge_all
+from .values import MATH_BITS, IntV, Loc, PtrV, const_int, widen
+
+K_BITS = 40  # iterations of one loop by one thread: at most 2^40
+
+
+@dataclass
+class LoopShape:
+    assigned: set = field(default_factory=set)  # var ids assigned in body/inc
+    ind: N.VarDecl | None = None
+    step: N.Expr | None = None
+    step_neg: bool = False
+    cmp: str = ""
+    bound: N.Expr | None = None
+    ind_left: bool = True
+    secondary: dict = field(default_factory=dict)  # var id -> (VarDecl, step expr, negate)
+
+
+def lvalue_root(e: N.Expr) -> N.VarDecl | None:
+    while True:
+        if isinstance(e, N.Var):
+            return e.decl
+        if isinstance(e, N.Member) and not e.arrow:
+            e = e.base
+        elif isinstance(e, N.Index) and isinstance(T.strip_ref(e.base.ty), T.ArrayType):
+            e = e.base
+        elif isinstance(e, N.Cast):
+            e = e.operand
+        else:
+            return None
+
+
+def _walk(node, fn) -> None:
+    if node is None:
+        return
+    fn(node)
+    for name in getattr(node, "__dataclass_fields__", {}):
+        if name in ("span", "ty", "decl", "var"):
+            continue
+        v = getattr(node, name)
+        if isinstance(v, N.Node):
+            _walk(v, fn)
+        elif isinstance(v, tuple):
+            for x in v:
+                if isinstance(x, N.Node):
+                    _walk(x, fn)
+
+
+def assigned_vars(*nodes) -> tuple[set, list]:
+    """Ids of variables a statement may modify, and the (decl, rhs, op) of every assignment."""
+    ids: set = set()
+    writes: list = []
+
+    def visit(n):
+        if isinstance(n, N.Assign):
+            root = lvalue_root(n.lhs)
+            if root is not None:
+                ids.add(root.id)
+                writes.append((root, n))
+        elif isinstance(n, N.IncDec):
+            root = lvalue_root(n.operand)
+            if root is not None:
+                ids.add(root.id)
+                writes.append((root, n))
+        elif isinstance(n, N.AddrOf) or (isinstance(n, N.Cast) and n.kind == "decay"):
+            root = lvalue_root(n.operand)
+            if root is not None:
+                ids.add(root.id)
+        elif isinstance(n, (N.Call, N.Construct)):
+            for a, pt in zip(n.args, n.param_types):
+                if isinstance(pt, T.RefType):
+                    root = lvalue_root(a)
+                    if root is not None:
+                        ids.add(root.id)
+            if isinstance(n, N.Call) and n.this is not None:
+                root = lvalue_root(n.this)
+                if root is not None:
+                    ids.add(root.id)
+        elif isinstance(n, N.Asm):
+            for o in n.outputs:
+                root = lvalue_root(o)
+                if root is not None:
+                    ids.add(root.id)
+
+    for node in nodes:
+        _walk(node, visit)
+    return ids, writes
+
+
+def vars_used(e) -> set:
+    out: set = set()
+    _walk(e, lambda n: out.add(n.decl.id) if isinstance(n, N.Var) else None)
+    return out
+
+
+def _strip(e: N.Expr) -> N.Expr:
+    while isinstance(e, N.Cast) and e.kind == "implicit":
+        e = e.operand
+    return e
+
+
+def _step_of(write, decl) -> tuple[N.Expr, bool] | None:
+    """The loop-invariant step of ``v += e`` / ``v++`` / ``v = v + e``, if ``write`` is one."""
+    _, n = write
+    if isinstance(n, N.IncDec):
+        return N.IntLit(1, T.INT32), n.op == "--"
+    if isinstance(n, N.Assign) and isinstance(_strip(n.lhs), N.Var):
+        if n.op in ("+=", "-="):
+            return n.rhs, n.op == "-="
+        if n.op == "=":
+            r = _strip(n.rhs)
+            if isinstance(r, N.Binary) and r.op in ("+", "-"):
+                if isinstance(_strip(r.lhs), N.Var) and _strip(r.lhs).decl.id == decl.id:
+                    return r.rhs, r.op == "-"
+                if r.op == "+" and isinstance(_strip(r.rhs), N.Var) and _strip(r.rhs).decl.id == decl.id:
+                    return r.lhs, False
+    return None
+
+
+def loop_shape(cond: N.Expr | None, inc: N.Expr | None, body: N.Stmt) -> LoopShape:
+    ids, writes = assigned_vars(body, inc)
+    shape = LoopShape(assigned=ids)
+    by_var: dict = {}
+    for root, n in writes:
+        by_var.setdefault(root.id, []).append((root, n))
+    # Secondary inductions: variables written exactly once, by a loop-invariant step.
+    for vid, ws in by_var.items():
+        if len(ws) != 1:
+            continue
+        step = _step_of(ws[0], ws[0][0])
+        if step is not None and not (vars_used(step[0]) & ids):
+            shape.secondary[vid] = (ws[0][0], step[0], step[1])
+    c = _strip(cond) if cond is not None else None
+    if isinstance(c, N.Binary) and c.op in ("<", "<=", ">", ">=", "!="):
+        for left, side, other in ((True, c.lhs, c.rhs), (False, c.rhs, c.lhs)):
+            v = _strip(side)
+            if isinstance(v, N.Var) and v.decl.id in shape.secondary and not (vars_used(other) & ids):
+                decl, step, neg = shape.secondary.pop(v.decl.id)
+                shape.ind, shape.step, shape.step_neg = decl, step, neg
+                shape.cmp, shape.bound, shape.ind_left = c.op, other, left
+                break
+    return shape
+
+
+class LoopOps:
+    # ------------------------------------------------------------ statements
+
+    def ex_for(self, s: N.For, st: State) -> list[State]:
+        states = [st]
+        if s.init is not None:
+            states = self.exec_block((s.init,), states)
+        out: list[State] = []
+        for x in states:
+            if x.status != "ok":
+                out.append(x)
+            else:
+                out.extend(self.run_loop(s, s.cond, s.inc, s.body, x, body_first=False))
+        return merge_all(out)
+
+    def ex_while(self, s: N.While, st: State) -> list[State]:
+        return self.run_loop(s, s.cond, None, s.body, st, body_first=False)
+
+    def ex_dowhile(self, s: N.DoWhile, st: State) -> list[State]:
+        return self.run_loop(s, s.cond, None, s.body, st, body_first=True)
+
+    # ------------------------------------------------------------ unrolling, then summary
+
+    def run_loop(self, loop: N.Stmt, cond, inc, body, st: State, body_first: bool) -> list[State]:
+        exits: list[State] = []
+        pending: list[State] = []
+        states = [st]
+        for it in range(self.ctx.options.unroll_max + 1):
+            if it == self.ctx.options.unroll_max:
+                pending.extend(s for s in states if s.status == "ok")
+                break
+            nxt: list[State] = []
+            for x in states:
+                if not (body_first and it == 0) and cond is not None:
+                    c = z3.simplify(self.truth(self.eval(cond, x), loop.span))
+                    if z3.is_false(c):
+                        exits.append(x)
+                        continue
+                    if not z3.is_true(c):
+                        pending.append(x)
+                        continue
+                for y in self.run_stmt(body, x):
+                    if y.status == "break":
+                        y.status = "ok"
+                        exits.append(y)
+                    elif y.status in ("ok", "continue"):
+                        y.status = "ok"
+                        if inc is not None:
+                            try:
+                                self.eval(inc, y)
+                            except PathEnd as pe:
+                                exits.append(self.end_path(y, pe))
+                                continue
+                        nxt.append(y)
+                    else:
+                        exits.append(y)
+            states = merge_all(nxt)
+            if not states:
+                break
+        for x in pending:
+            try:
+                exits.extend(self.summarise(loop, cond, inc, body, x))
+            except PathEnd as pe:
+                exits.append(self.end_path(x, pe))
+        return merge_all(exits)
+
+    def summarise(self, loop: N.Stmt, cond, inc, body, st: State) -> list[State]:
+        key = id(loop)
+        shape = self._shapes.get(key)
+        if shape is None:
+            shape = loop_shape(cond, inc, body)
+            self._shapes[key] = shape
+        where = f"{loop.span.file}:{loop.span.line}"
+        havocked = set(shape.assigned)
+        k = None
+        if shape.ind is not None:
+            k = self._induction(shape, st, where, loop)
+            if k is not None:
+                havocked.discard(shape.ind.id)
+                havocked -= set(shape.secondary)
+        for vid in havocked:
+            self.havoc_var(st, vid, where)
+        entry = st.fork()
+        if cond is not None:
+            c = self.truth(self.eval(cond, entry), loop.span)
+            self._bound_sink(shape, entry, loop)
+            entry.assume(c)
+        out: list[State] = []
+        if self.ctx.solver.feasible(list(entry.pc)):
+            for y in self.run_stmt(body, entry):
+                if y.status == "break":
+                    y.status = "ok"
+                    out.append(y)
+                elif y.status in ("ok", "continue"):
+                    y.status = "ok"
+                    if inc is not None:
+                        try:
+                            self.eval(inc, y)
+                        except PathEnd as pe:
+                            out.append(self.end_path(y, pe))
+                            continue
+                    if shape.ind is not None:
+                        self._next_value_sink(shape, y, loop)
+                else:
+                    out.append(y)
+        exit_state = st
+        if shape.ind is not None:
+            self.havoc_var(exit_state, shape.ind.id, where)
+            for vid in shape.secondary:
+                self.havoc_var(exit_state, vid, where)
+        if cond is not None:
+            c = self.truth(self.eval(cond, exit_state), loop.span)
+            exit_state.assume(z3.Not(c))
+            if self.ctx.solver.feasible(list(exit_state.pc)):
+                out.append(exit_state)
+        return out
+
+    def _induction(self, shape: LoopShape, st: State, where: str, loop: N.Stmt):
+        """Give the induction variable its value at a symbolic iteration k. None when the step's
+        sign is unknown (then the variable is havocked like the others)."""
+        ind_loc = self.var_loc(shape.ind, st, loop.span)
+        start = self.load(st, ind_loc, loop.span)
+        step = self.eval(shape.step, st)
+        if not isinstance(start, (IntV, PtrV)) or not isinstance(step, IntV):
+            return None
+        if step.lo <= 0 <= step.hi:
+            return None
+        negative = (step.hi < 0) != shape.step_neg
+        k = z3.BitVec(self.ctx.fresh_name("k"), K_BITS)
+        self.ctx.symbol(f"iteration of loop at {where}", k, "loop", signed=False)
+        if isinstance(start, PtrV):
+            return None
+        ty = start.ty
+        name = self.ctx.fresh_name(shape.ind.name)
+        bv = z3.BitVec(name, ty.bits)
+        bound = None
+        try:
+            bound = self.eval(shape.bound, st.fork())
+        except PathEnd:
+            bound = None
+        lo, hi = ty.min, ty.max
+        if not negative:
+            lo = max(start.lo, ty.min)
+            if isinstance(bound, IntV) and shape.ind_left and shape.cmp in ("<", "<=") and bound.ty.bits <= ty.bits:
+                hi = min(ty.max, bound.hi - (1 if shape.cmp == "<" else 0))
+        else:
+            hi = min(start.hi, ty.max)
+            if isinstance(bound, IntV) and shape.ind_left and shape.cmp in (">", ">=") and bound.ty.bits <= ty.bits:
+                lo = max(ty.min, bound.lo + (1 if shape.cmp == ">" else 0))
+        value = IntV(ty, bv, lo, max(lo, hi))
+        self.ctx.symbol(f"{shape.ind.name} (loop at {where})", bv, "loop", ty.signed)
+        kk = z3.ZeroExt(MATH_BITS - K_BITS, k)
+        stepx = step.exact if not shape.step_neg else -step.exact
+        st.assume(widen(bv, ty.signed, MATH_BITS) == start.exact + kk * stepx)
+        self._store_tracked(st, ind_loc.region, ind_loc.off, ty, value, loop.span)
+        for vid, (decl, sexpr, neg) in shape.secondary.items():
+            self._advance(st, decl, sexpr, neg, k, where, loop)
+        return k
+
+    def _advance(self, st: State, decl: N.VarDecl, sexpr: N.Expr, neg: bool, k, where: str, loop: N.Stmt) -> None:
+        """A variable advanced by a loop-invariant step: its value at iteration k."""
+        loc = self.var_loc(decl, st, loop.span)
+        v0 = self.load(st, loc, loop.span)
+        step = self.eval(sexpr, st)
+        if not isinstance(step, IntV):
+            self.havoc_var(st, decl.id, where)
+            return
+        kv = IntV(T.INT64, z3.ZeroExt(64 - K_BITS, k), 0, (1 << K_BITS) - 1)
+        if isinstance(v0, PtrV):
+            total = ints.arith("*", kv, ints.convert(step, T.INT64, loop.span), T.INT64, loop.span)
+            self._store_tracked(st, loc.region, loc.off, loc.ty, self.ptr_add(v0, total, loop.span, (), subtract=neg), loop.span)
+            return
+        if not isinstance(v0, IntV):
+            self.havoc_var(st, decl.id, where)
+            return
+        ty = v0.ty
+        # Exact: v0 + k*step; the machine value wraps where the exact one leaves the type.
+        exact = v0.exact + z3.ZeroExt(MATH_BITS - K_BITS, k) * (-step.exact if neg else step.exact)
+        bv = z3.Extract(ty.bits - 1, 0, exact)
+        value = IntV(ty, bv, ty.min, ty.max, exact, v0.sites | step.sites)
+        if ty.bits <= ints.SITE_MAX_BITS:
+            from .values import WrapSite, new_site_id
+            wraps = widen(bv, ty.signed, MATH_BITS) != exact
+            site = WrapSite(new_site_id(), "+", sexpr.span, ty.name, None, wraps, self.stack_spans(st))
+            value = IntV(ty, bv, ty.min, ty.max, exact, value.sites | {site})
+        self._store_tracked(st, loc.region, loc.off, ty, value, loop.span)
+
+    def havoc_var(self, st: State, vid: int, where: str) -> None:
+        region = st.lookup(vid)
+        if region is None:
+            return
+        decl_ty = None
+        content = st.content(region)
+        entry = content.get(0)
+        st.clear_content(region)
+        if entry is not None and len(content) == 1:
+            decl_ty = entry[0]
+        if decl_ty is not None and not isinstance(entry[1], PtrV):
+            v = fresh_value(decl_ty, "havoc", self.ctx.counter)
+            if v is not None:
+                if isinstance(v, IntV):
+                    self.ctx.symbol(f"{region.name} after iterations of loop at {where}", v.bv, "havoc", v.ty.signed)
+                self._write_at(st.write_content(region), 0, decl_ty, v)
+                return
+        if entry is not None and isinstance(entry[1], PtrV):
+            p = entry[1]
+            off = fresh_value(T.INT64, "havoc_offset", self.ctx.counter)
+            self.ctx.symbol(f"{region.name} after iterations of loop at {where}", off.bv, "havoc")
+            self._write_at(st.write_content(region), 0, entry[0], PtrV(p.region, off, p.pointee))
+
+    def _bound_sink(self, shape: LoopShape, st: State, loop: N.Stmt) -> None:
+        if shape.bound is None:
+            return
+        try:
+            b = self.eval(shape.bound, st.fork())
+        except PathEnd:
+            return
+        if isinstance(b, IntV) and b.math is not None:
+            self.emit_sink(st, Sink(b, "loop-bound", shape.bound.span, self.stack_spans(st), "the bound of the loop"))
+
+    def _next_value_sink(self, shape: LoopShape, st: State, loop: N.Stmt) -> None:
+        """After the increment, the induction variable is compared with the bound: if the increment
+        wrapped, the loop runs on with a wrong index (or forever)."""
+        try:
+            v = self.load(st, self.var_loc(shape.ind, st, loop.span), loop.span)
+        except PathEnd:
+            return
+        if isinstance(v, IntV) and v.math is not None:
+            self.emit_sink(st, Sink(v, "loop-bound", shape.step.span if shape.step is not None else loop.span,
+                                    self.stack_spans(st), f"the induction variable {shape.ind.name}"))
+
+
+LoopOps._loop_stmts = {N.For: LoopOps.ex_for, N.While: LoopOps.ex_while, N.DoWhile: LoopOps.ex_dowhile}

@@ -1,0 +1,280 @@
+"""Memory: regions, locations, pointer arithmetic, loads and stores.
+
+A pointer is (region, byte offset). Every access emits an event the checks decide on, in bytes and
+with the real access size. Locals and parameters are *tracked*: their contents are kept per path at
+concrete byte offsets. Global and shared memory are not: loads from them are fresh values, bounded
+by the binding's value range for index tensors.
+"""
+from __future__ import annotations
+
+import z3
+
+from ..kir import nodes as N
+from ..kir import types as T
+from . import ints
+from .events import Access
+from .state import State, fresh_value, merge_values
+from .values import (BoolV, FloatV, IntV, Loc, MultiLoc, MultiPtrV, PtrV, Region, StructV, Val,
+                     const_int, widen)
+
+SYMBOLIC_SPREAD_MAX = 64  # a symbolic offset into a tracked object is spread over at most this many slots
+
+
+class PathEnd(Exception):
+    """Ends the current path: ``status`` is 'abort' (a failing check, a throw: safe) or 'stuck'
+    (an unsupported construct: the instance becomes inconclusive)."""
+
+    def __init__(self, status: str, reason: str = "", span: N.Span | None = None, kind: str = "unsupported"):
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+        self.span = span
+        self.kind = kind
+
+
+def int_size(v: int) -> IntV:
+    return const_int(v, T.INT64)
+
+
+class MemoryOps:
+    ctx: object
+    _regions: int = 0
+
+    # ------------------------------------------------------------ regions
+
+    def new_region(self, kind: str, name: str, size, span: N.Span | None = None, *, tracked: bool = False,
+                   elem_size: int = 0, values=None, align: int = 16, note: str = "") -> Region:
+        self._regions += 1
+        if isinstance(size, int):
+            size_bv, lo, hi = z3.BitVecVal(size, 64), size, size
+        else:
+            iv = size if size.ty.bits == 64 else ints.convert(size, T.INT64, span or N.NO_SPAN)
+            size_bv, lo, hi = iv.bv, max(iv.lo, 0), iv.hi
+        return Region(self._regions, kind, name, size_bv, lo, hi, span, elem_size, tracked, note, values, align)
+
+    def local_region(self, ty: T.Type, name: str, span: N.Span | None, kind: str = "local") -> Region:
+        return self.new_region(kind, name, max(ty.size, 0), span, tracked=True, elem_size=_elem_size(ty), align=max(ty.align, 1))
+
+    # ------------------------------------------------------------ pointers
+
+    def ptr_add(self, p, idx: IntV, span: N.Span, stack=(), subtract: bool = False):
+        if isinstance(p, MultiPtrV):
+            return MultiPtrV(tuple((c, self.ptr_add(q, idx, span, stack, subtract)) for c, q in p.alts), p.pointee)
+        size = max(T.strip_ref(p.pointee).size, 1) if not isinstance(p.pointee, T.VoidType) else 1
+        i64 = index_to_int64(idx, span, stack)
+        scaled = ints.arith("*", i64, int_size(size), T.INT64, span, stack)
+        off = ints.arith("-" if subtract else "+", p.off, scaled, T.INT64, span, stack)
+        return PtrV(p.region, off, p.pointee)
+
+    def deref(self, p, ty: T.Type, span: N.Span):
+        if isinstance(p, MultiPtrV):
+            return MultiLoc(tuple((c, Loc(q.region, q.off, ty)) for c, q in p.alts), ty)
+        if not isinstance(p, PtrV):
+            raise PathEnd("stuck", f"dereference of a {type(p).__name__}", span)
+        return Loc(p.region, p.off, ty)
+
+    def field_loc(self, loc, name: str, span: N.Span):
+        if isinstance(loc, MultiLoc):
+            return MultiLoc(tuple((c, self.field_loc(sub, name, span)) for c, sub in loc.alts), loc.ty)
+        st = T.strip_ref(loc.ty)
+        if isinstance(st, T.StructType):
+            f = st.field(name)
+            if f is not None:
+                off = ints.arith("+", loc.off, int_size(f.offset), T.INT64, span) if f.offset else loc.off
+                return Loc(loc.region, off, f.type)
+        raise PathEnd("stuck", f"member {name} of {st.name}", span)
+
+    # ------------------------------------------------------------ loads and stores
+
+    def emit_access(self, st: State, loc: Loc, size: int, write: bool, span: N.Span, guard=None) -> None:
+        region = loc.region
+        if region.tracked and region.kind in ("local", "param"):
+            c = loc.off.concrete()
+            sz = region.size_concrete
+            if c is not None and sz is not None and 0 <= c and c + size <= sz:
+                return
+        vec = isinstance(T.strip_ref(loc.ty), T.StructType) and size in (8, 16) and region.kind != "param"
+        ev = Access(region, loc.off, size, write, span, self.stack_spans(st), guard, vec, T.strip_ref(loc.ty).align)
+        for check in self.ctx.checks:
+            check.on_access(self.ctx, st, ev)
+
+    def load(self, st: State, loc, span: N.Span) -> Val:
+        if isinstance(loc, MultiLoc):
+            value = None
+            for c, sub in loc.alts:
+                guarded = st.fork(c)
+                v = self._load_one(guarded, sub, span, c)
+                st.pc = st.pc + guarded.pc[len(st.pc) + 1:]  # keep the value constraints of the load
+                value = v if value is None else (merge_values(c, v, value) or v)
+            return value
+        return self._load_one(st, loc, span, None)
+
+    def _load_one(self, st: State, loc: Loc, span: N.Span, guard) -> Val:
+        ty = T.strip_ref(loc.ty)
+        size = ty.size
+        if loc.region.kind == "null" or size > 0:
+            self.emit_access(st, loc, max(size, 1), False, span, guard)
+        if loc.region.kind == "null":
+            raise PathEnd("abort", "null dereference", span, kind="null")
+        if loc.region.tracked:
+            return self._load_tracked(st, loc.region, loc.off, ty, span)
+        return self._load_untracked(st, loc.region, ty, span)
+
+    def store(self, st: State, loc, value: Val, span: N.Span) -> None:
+        if isinstance(loc, MultiLoc):
+            for c, sub in loc.alts:
+                if sub.region.tracked:
+                    old = self._load_tracked(st, sub.region, sub.off, sub.ty, span)
+                    self.emit_access(st, sub, max(T.strip_ref(sub.ty).size, 1), True, span, c)
+                    self._store_tracked(st, sub.region, sub.off, sub.ty, merge_values(c, value, old) or value, span)
+                else:
+                    self.emit_access(st, sub, max(T.strip_ref(sub.ty).size, 1), True, span, c)
+            return
+        ty = T.strip_ref(loc.ty)
+        self.emit_access(st, loc, max(ty.size, 1), True, span)
+        if loc.region.kind == "null":
+            raise PathEnd("abort", "null dereference", span, kind="null")
+        if loc.region.tracked:
+            self._store_tracked(st, loc.region, loc.off, ty, value, span)
+
+    # ------------------------------------------------------------ tracked contents
+
+    def _load_tracked(self, st: State, region: Region, off: IntV, ty: T.Type, span: N.Span) -> Val:
+        content = st.content(region)
+        c = off.concrete()
+        if c is not None:
+            return self._read_at(content, c, ty, region, span)
+        slots = self._slots(region, off, ty)
+        if slots is None:
+            return self._fresh(ty, f"{region.name}[?]", span)
+        value = self._fresh(ty, f"{region.name}[?]", span)
+        for k in slots:
+            v = self._read_at(content, k, ty, region, span)
+            value = merge_values(off.bv == k, v, value) or value
+        return value
+
+    def _store_tracked(self, st: State, region: Region, off: IntV, ty: T.Type, value: Val, span: N.Span) -> None:
+        c = off.concrete()
+        if c is not None:
+            self._write_at(st.write_content(region), c, ty, value)
+            return
+        slots = self._slots(region, off, ty)
+        if slots is None:
+            st.clear_content(region)
+            return
+        content = st.write_content(region)
+        for k in slots:
+            old = self._read_at(content, k, ty, region, span)
+            self._write_at(content, k, ty, merge_values(off.bv == k, value, old) or value)
+
+    def _slots(self, region: Region, off: IntV, ty: T.Type) -> list[int] | None:
+        size = region.size_concrete
+        step = max(ty.size, 1)
+        if size is None:
+            return None
+        lo = max(0, off.lo)
+        hi = min(size - step, off.hi)
+        if hi < lo:
+            return []
+        start = lo + (-lo % step)
+        if (hi - start) // step + 1 > SYMBOLIC_SPREAD_MAX:
+            return None
+        return list(range(start, hi + 1, step))
+
+    def _read_at(self, content: dict, off: int, ty: T.Type, region: Region, span: N.Span) -> Val:
+        if isinstance(ty, T.StructType):
+            return StructV(ty, {f.name: self._read_at(content, off + f.offset, f.type, region, span) for f in ty.fields})
+        if isinstance(ty, T.ArrayType) and ty.count:
+            es = ty.elem.size
+            return StructV(ty, {i: self._read_at(content, off + i * es, ty.elem, region, span) for i in range(ty.count)})
+        entry = content.get(off)
+        if entry is not None:
+            ety, v = entry
+            if _compatible(ety, ty):
+                return _reinterpret(v, ty)
+        return self._fresh(ty, f"{region.name}", span, uninitialized=True)
+
+    def _write_at(self, content: dict, off: int, ty: T.Type, value: Val) -> None:
+        if isinstance(value, StructV) and isinstance(ty, (T.StructType, T.ArrayType)):
+            if isinstance(ty, T.StructType):
+                for f in ty.fields:
+                    if f.name in value.fields:
+                        self._write_at(content, off + f.offset, f.type, value.fields[f.name])
+            else:
+                for i in range(ty.count or 0):
+                    if i in value.fields:
+                        self._write_at(content, off + i * ty.elem.size, ty.elem, value.fields[i])
+            return
+        size = max(ty.size, 1)
+        for k in [k for k in content if k != off and k < off + size and k + max(content[k][0].size, 1) > off]:
+            del content[k]  # a store over part of another value: that value is no longer known
+        content[off] = (ty, value)
+
+    # ------------------------------------------------------------ fresh values
+
+    def _fresh(self, ty: T.Type, name: str, span: N.Span, uninitialized: bool = False) -> Val:
+        v = fresh_value(ty, name, self.ctx.counter)
+        if v is None:
+            if isinstance(ty, T.PtrType):
+                raise PathEnd("stuck", f"a pointer read from memory the engine does not track ({name})", span)
+            raise PathEnd("stuck", f"a value of type {ty.name} read from untracked memory", span)
+        return v
+
+    def _load_untracked(self, st: State, region: Region, ty: T.Type, span: N.Span) -> Val:
+        return self._bound_loaded(st, region, self._fresh(ty, region.name, span), span)
+
+    def _bound_loaded(self, st: State, region: Region, v: Val, span: N.Span) -> Val:
+        """Register a loaded value for witnesses and bound it by the binding's value range."""
+        if isinstance(v, StructV):
+            return StructV(v.ty, {k: self._bound_loaded(st, region, f, span) for k, f in v.fields.items()})
+        if not isinstance(v, IntV):
+            return v
+        self.ctx.symbol(f"{region.name}[...] loaded at {span.file}:{span.line}", v.bv, "load", v.ty.signed)
+        if region.values is None:
+            return v
+        lo, hi = region.values
+        x = widen(v.bv, v.ty.signed, 64)
+        st.assume(z3.And(x >= lo.bv, x <= hi.bv))
+        return IntV(v.ty, v.bv, max(v.lo, lo.lo), min(v.hi, hi.hi), v.math, v.sites)
+
+
+def index_to_int64(idx: IntV, span: N.Span, stack=()) -> IntV:
+    """The value C uses in pointer arithmetic: the index's own value, as a 64-bit signed offset."""
+    if idx.ty.bits == 64:
+        return IntV(T.INT64, idx.bv, max(idx.lo, T.INT64.min) if idx.hi <= T.INT64.max else T.INT64.min,
+                    min(idx.hi, T.INT64.max), idx.math, idx.sites)
+    return ints.convert(idx, T.INT64, span, stack)
+
+
+def _elem_size(ty: T.Type) -> int:
+    if isinstance(ty, T.ArrayType):
+        return _elem_size(ty.elem)
+    return max(ty.size, 1)
+
+
+def _compatible(a: T.Type, b: T.Type) -> bool:
+    if isinstance(a, T.RefType) or isinstance(b, T.RefType):
+        return isinstance(a, T.RefType) and isinstance(b, T.RefType)
+    if isinstance(a, T.IntType) and isinstance(b, T.IntType):
+        return a.bits == b.bits
+    if isinstance(a, T.FloatType) and isinstance(b, T.FloatType):
+        return a.bits == b.bits
+    if isinstance(a, T.PtrType) and isinstance(b, T.PtrType):
+        return True
+    if isinstance(a, T.BoolType) and isinstance(b, T.BoolType):
+        return True
+    if isinstance(a, (T.OpaqueType, T.ClosureType)) and isinstance(b, (T.OpaqueType, T.ClosureType)):
+        return True
+    return a == b
+
+
+def _reinterpret(v: Val, ty: T.Type) -> Val:
+    if isinstance(v, IntV) and isinstance(ty, T.IntType) and v.ty.signed != ty.signed:
+        lo, hi = (v.lo, v.hi) if ty.min <= v.lo and v.hi <= ty.max else (ty.min, ty.max)
+        return IntV(ty, v.bv, lo, hi, v.math, v.sites)
+    if isinstance(v, PtrV) and isinstance(ty, T.PtrType):
+        return PtrV(v.region, v.off, ty.pointee)
+    return v
+
+
+__all__ = ["MemoryOps", "PathEnd", "index_to_int64", "int_size", "BoolV", "FloatV"]

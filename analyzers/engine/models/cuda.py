@@ -1,0 +1,179 @@
+"""CUDA device built-ins: synchronisation, warp collectives, memory intrinsics, atomics, bit tricks,
+cub collectives."""
+from __future__ import annotations
+
+import z3
+
+from ...kir import types as T
+from ..memory import PathEnd
+from ..state import fresh_value
+from ..values import FloatV, IntV, OpaqueV, PtrV, RefV, const_int
+from . import model
+
+VOID = OpaqueV("void")
+
+
+def fresh_result(interp, call, name: str = "result"):
+    ty = T.strip_ref(call.ty)
+    if isinstance(ty, T.VoidType):
+        return VOID
+    v = fresh_value(ty, name, interp.ctx.counter)
+    if v is None:
+        raise PathEnd("stuck", f"result of {call.name} of type {ty.name}", call.span)
+    return v
+
+
+def bounded(interp, call, lo: int, hi: int, name: str):
+    ty = T.strip_ref(call.ty)
+    v = fresh_value(ty, name, interp.ctx.counter)
+    return IntV(ty, v.bv, lo, hi) if isinstance(v, IntV) else v
+
+
+def _assume_range(st, v: IntV, lo: int, hi: int) -> IntV:
+    if v.ty.signed:
+        st.assume(z3.And(v.bv >= lo, v.bv <= hi))
+    else:
+        st.assume(z3.And(z3.UGE(v.bv, lo), z3.ULE(v.bv, hi)))
+    return v
+
+
+@model("__syncthreads", "__syncwarp", "__threadfence", "__threadfence_block", "__threadfence_system",
+       "__nanosleep", "cudaDeviceSynchronize", "__builtin_assume", "__builtin_prefetch")
+def no_effect(interp, st, call, this, args):
+    return VOID
+
+
+@model("__syncthreads_count", "__syncthreads_and", "__syncthreads_or", "__all_sync", "__any_sync",
+       "__ballot_sync", "__activemask", "__match_any_sync", "clock", "clock64", "__globaltimer",
+       "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__reduce_add_sync",
+       "__reduce_max_sync", "__reduce_min_sync", "printf", "__brev", "__byte_perm", "__mulhi", "__umulhi",
+       "__mul64hi", "__umul64hi", "__funnelshift_l", "__funnelshift_r", "cub::ShuffleIndex")
+def any_value(interp, st, call, this, args):
+    """A value of the right type, otherwise unconstrained (another thread's value, a timer...)."""
+    return fresh_result(interp, call, call.name)
+
+
+@model("__popc", "__clz", "__ffs")
+def bits32(interp, st, call, this, args):
+    return _assume_range(st, bounded(interp, call, 0, 32, call.name), 0, 32)
+
+
+@model("__popcll", "__clzll", "__ffsll")
+def bits64(interp, st, call, this, args):
+    return _assume_range(st, bounded(interp, call, 0, 64, call.name), 0, 64)
+
+
+@model("__lane_id", "cub::LaneId")
+def lane_id(interp, st, call, this, args):
+    thread = st.thread
+    if thread is None:
+        raise PathEnd("stuck", "lane id outside a kernel", call.span)
+    tx = thread.tid.fields["x"]
+    return IntV(T.UINT32, z3.URem(tx.bv, 32), 0, 31)
+
+
+@model("cub::WarpId")
+def warp_id(interp, st, call, this, args):
+    thread = st.thread
+    tx = thread.tid.fields["x"]
+    return IntV(T.UINT32, z3.UDiv(tx.bv, 32), 0, 31)
+
+
+@model("__mul24", "__umul24")
+def mul24(interp, st, call, this, args):
+    return fresh_result(interp, call, call.name)
+
+
+def _load_through(interp, st, ptr, call):
+    if not isinstance(ptr, PtrV) and not hasattr(ptr, "alts"):
+        raise PathEnd("stuck", f"{call.name} on a non-pointer", call.span)
+    pointee = T.strip_ref(call.ty)
+    return interp.load(st, interp.deref(ptr, pointee, call.span), call.span)
+
+
+@model("__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv")
+def ldg(interp, st, call, this, args):
+    return _load_through(interp, st, args[0], call)
+
+
+@model("__stcg", "__stcs", "__stwt")
+def stcg(interp, st, call, this, args):
+    ptr, value = args[0], args[1]
+    interp.store(st, interp.deref(ptr, T.strip_ref(call.param_types[1]) if len(call.param_types) > 1 else T.VOID, call.span),
+                 value, call.span)
+    return VOID
+
+
+@model("atomicAdd", "atomicSub", "atomicExch", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor",
+       "atomicInc", "atomicDec", "atomicCAS", "atomicAdd_block", "atomicAdd_system")
+def atomic(interp, st, call, this, args):
+    """Read-modify-write through the pointer: both accesses are checked; the old value is unknown."""
+    ptr = args[0]
+    ty = T.strip_ref(call.ty)
+    loc = interp.deref(ptr, ty, call.span)
+    old = interp.load(st, loc, call.span)
+    interp.store(st, loc, fresh_value(ty, "atomic", interp.ctx.counter) or old, call.span)
+    return fresh_result(interp, call, "atomic_old")
+
+
+@model("memcpy", "memset", "memmove", "std::memcpy", "std::memset")
+def mem_bytes(interp, st, call, this, args):
+    n = args[-1]
+    if not isinstance(n, IntV):
+        raise PathEnd("stuck", f"{call.name} size", call.span)
+    pointers = [a for a in args[:-1] if isinstance(a, PtrV)]
+    writes = [True] + ([False] if call.name.endswith(("memcpy", "memmove")) else [])
+    for ptr, write in zip(pointers, writes):
+        _check_range(interp, st, ptr, n, write, call.span)
+        if write and ptr.region.tracked:
+            st.clear_content(ptr.region)
+    return args[0]
+
+
+def _check_range(interp, st, ptr: PtrV, n: IntV, write: bool, span) -> None:
+    """Bytes [p, p+n) are accessed: check the first and the last."""
+    from ..memory import index_to_int64
+    from ..values import Loc
+    byte = T.IntType(8, False, "unsigned char")
+    c = n.concrete()
+    if c == 0:
+        return
+    interp.emit_access(st, Loc(ptr.region, ptr.off, byte), 1, write, span)
+    last = interp.ptr_add(PtrV(ptr.region, ptr.off, byte), index_to_int64(n, span), span)
+    last = interp.ptr_add(last, const_int(1, T.INT64), span, subtract=True)
+    guard = None if c is not None else z3.UGT(n.bv, 0) if not n.ty.signed else n.bv > 0
+    interp.emit_access(st, Loc(last.region, last.off, byte), 1, write, span, guard)
+
+
+@model("sincosf", "__sincosf", "sincos")
+def sincos(interp, st, call, this, args):
+    for ptr in args[1:3]:
+        loc = interp.deref(ptr, T.FLOAT, call.span)
+        interp.store(st, loc, FloatV(T.FLOAT), call.span)
+    return VOID
+
+
+# ---------------------------------------------------------------- cub collectives
+
+
+@model("cub::BlockReduce::BlockReduce", "cub::WarpReduce::WarpReduce", "cub::BlockScan::BlockScan",
+       "cub::WarpScan::WarpScan")
+def cub_ctor(interp, st, call, this, args):
+    return VOID
+
+
+@model("cub::BlockReduce::Sum", "cub::BlockReduce::Reduce", "cub::WarpReduce::Sum", "cub::WarpReduce::Reduce")
+def cub_reduce(interp, st, call, this, args):
+    return fresh_result(interp, call, "reduction")
+
+
+@model("cub::BlockScan::ExclusiveSum", "cub::BlockScan::InclusiveSum", "cub::BlockScan::ExclusiveScan",
+       "cub::BlockScan::InclusiveScan", "cub::WarpScan::ExclusiveSum", "cub::WarpScan::InclusiveSum")
+def cub_scan(interp, st, call, this, args):
+    for a in args[1:]:
+        if isinstance(a, RefV):
+            ty = T.strip_ref(a.loc.ty)
+            v = fresh_value(ty, "scan", interp.ctx.counter)
+            if v is not None:
+                interp.store(st, a.loc, v, call.span)
+    return VOID

@@ -1,0 +1,345 @@
+"""The torch extension API: tensors (shape, strides, dtype, data pointers, views, allocation),
+optional tensors, streams and guards, checks."""
+from __future__ import annotations
+
+import z3
+
+from ...binding import DTYPE_SIZES
+from ...kir import types as T
+from .. import ints
+from ..memory import PathEnd
+from ..values import (BoolV, IntArrayV, IntV, OpaqueV, OptionalV, PtrV, RefV, StructV, TensorV, const_int)
+from . import model
+from .cuda import VOID, fresh_result
+
+# c10::ScalarType numbering, as in the shim (kernelvet_torch.h) and in torch itself.
+SCALAR_TYPES = {
+    "uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5, "float32": 6, "float64": 7,
+    "bool": 11, "bfloat16": 15, "float8_e5m2": 23, "float8_e4m3fn": 24, "float8_e5m2fnuz": 25,
+    "float8_e4m3fnuz": 26, "uint16": 27, "uint32": 28, "uint64": 29,
+}
+SCALAR_NAMES = {v: k for k, v in SCALAR_TYPES.items()}
+# The C++ element types data_ptr<T>() accepts for each dtype.
+CPP_TYPES = {
+    "float32": {"float"}, "float64": {"double"}, "float16": {"c10::Half"}, "bfloat16": {"c10::BFloat16"},
+    "float8_e4m3fn": {"c10::Float8_e4m3fn"}, "float8_e5m2": {"c10::Float8_e5m2"},
+    "float8_e4m3fnuz": {"c10::Float8_e4m3fnuz"}, "float8_e5m2fnuz": {"c10::Float8_e5m2fnuz"},
+    "int8": {(8, True)}, "uint8": {(8, False)}, "int16": {(16, True)}, "int32": {(32, True)}, "int64": {(64, True)},
+    "uint16": {(16, False)}, "uint32": {(32, False)}, "uint64": {(64, False)}, "bool": {"bool"},
+}
+
+
+def tensor_of(interp, st, this, call) -> TensorV:
+    obj = interp.load(st, interp.deref(this, T.OpaqueType("at::Tensor", "tensor"), call.span), call.span)
+    if isinstance(obj, OptionalV):
+        obj = obj.value
+    if not isinstance(obj, TensorV):
+        raise PathEnd("stuck", f"{call.name} on a tensor the binding does not describe", call.span)
+    return obj
+
+
+def _int_arg(v, call, what="dimension") -> int:
+    if isinstance(v, RefV):
+        raise PathEnd("stuck", f"{call.name}: {what} by reference", call.span)
+    if not isinstance(v, IntV) or v.concrete() is None:
+        raise PathEnd("stuck", f"{call.name} with a {what} that is not a constant", call.span)
+    return v.concrete()
+
+
+def _dim_index(t: TensorV, d: int, st, call) -> int:
+    n = len(t.dims)
+    if d < 0:
+        d += n
+    if not 0 <= d < n:
+        raise PathEnd("abort", f"{call.name}({d}) on a {n}-d tensor raises", call.span)
+    return d
+
+
+def numel(t: TensorV, span) -> IntV:
+    total = const_int(1, T.INT64)
+    for d in t.dims:
+        total = ints.arith("*", total, d, T.INT64, span)
+    return total
+
+
+def elem_size(t: TensorV) -> int:
+    return DTYPE_SIZES.get(t.dtype, 1)
+
+
+@model("at::Tensor::size")
+def size(interp, st, call, this, args):
+    t = tensor_of(interp, st, this, call)
+    return t.dims[_dim_index(t, _int_arg(args[0], call), st, call)]
+
+
+@model("at::Tensor::stride")
+def stride(interp, st, call, this, args):
+    t = tensor_of(interp, st, this, call)
+    return t.strides[_dim_index(t, _int_arg(args[0], call), st, call)]
+
+
+@model("at::Tensor::sizes")
+def sizes(interp, st, call, this, args):
+    return IntArrayV(tensor_of(interp, st, this, call).dims)
+
+
+@model("at::Tensor::strides")
+def strides(interp, st, call, this, args):
+    return IntArrayV(tensor_of(interp, st, this, call).strides)
+
+
+@model("at::Tensor::numel")
+def tensor_numel(interp, st, call, this, args):
+    return numel(tensor_of(interp, st, this, call), call.span)
+
+
+@model("at::Tensor::dim", "at::Tensor::ndimension")
+def dim(interp, st, call, this, args):
+    return const_int(len(tensor_of(interp, st, this, call).dims), T.INT64)
+
+
+@model("at::Tensor::scalar_type", "at::Tensor::dtype")
+def scalar_type(interp, st, call, this, args):
+    t = tensor_of(interp, st, this, call)
+    return const_int(SCALAR_TYPES.get(t.dtype, 44), T.IntType(8, True, "c10::ScalarType"))
+
+
+@model("at::Tensor::element_size", "at::Tensor::itemsize")
+def element_size(interp, st, call, this, args):
+    return const_int(elem_size(tensor_of(interp, st, this, call)), T.INT64)
+
+
+@model("at::Tensor::nbytes")
+def nbytes(interp, st, call, this, args):
+    t = tensor_of(interp, st, this, call)
+    return ints.arith("*", numel(t, call.span), const_int(elem_size(t), T.INT64), T.INT64, call.span)
+
+
+@model("at::Tensor::is_contiguous")
+def is_contiguous(interp, st, call, this, args):
+    t = tensor_of(interp, st, this, call)
+    return BoolV(z3.BoolVal(t.region.note != "strided"))
+
+
+@model("at::Tensor::is_cuda", "at::Tensor::defined", "at::Tensor::is_same_size", "at::Tensor::is_floating_point")
+def true_(interp, st, call, this, args):
+    if call.name.endswith("is_floating_point"):
+        t = tensor_of(interp, st, this, call)
+        return BoolV(z3.BoolVal(t.dtype.startswith(("float", "bfloat"))))
+    return BoolV(z3.BoolVal(True))
+
+
+@model("at::Tensor::is_cpu")
+def false_(interp, st, call, this, args):
+    return BoolV(z3.BoolVal(False))
+
+
+@model("at::Tensor::get_device", "at::cuda::current_device")
+def device_index(interp, st, call, this, args):
+    return const_int(0, T.strip_ref(call.ty) if isinstance(T.strip_ref(call.ty), T.IntType) else T.INT32)
+
+
+@model("at::Tensor::data_ptr", "at::Tensor::mutable_data_ptr", "at::Tensor::const_data_ptr")
+def data_ptr(interp, st, call, this, args):
+    t = tensor_of(interp, st, this, call)
+    ret = T.strip_ref(call.ty)
+    pointee = ret.pointee if isinstance(ret, T.PtrType) else T.VOID
+    if not isinstance(pointee, T.VoidType) and not _accepts(t.dtype, pointee):
+        # torch checks the element type of data_ptr<T>() and throws on a mismatch.
+        raise PathEnd("abort", f"data_ptr<{pointee.name}>() on a {t.dtype} tensor raises", call.span)
+    off = const_int(0, T.INT64)
+    if t.offset is not None:
+        off = ints.arith("*", t.offset, const_int(elem_size(t), T.INT64), T.INT64, call.span)
+    return PtrV(t.region, off, pointee)
+
+
+def _accepts(dtype: str, ty: T.Type) -> bool:
+    allowed = CPP_TYPES.get(dtype)
+    if allowed is None:
+        return True
+    if isinstance(ty, T.IntType):
+        return (ty.bits, ty.signed) in allowed
+    if isinstance(ty, T.BoolType):
+        return "bool" in allowed
+    return ty.name in allowed
+
+
+@model("at::Tensor::contiguous", "at::Tensor::clone", "at::Tensor::to")
+def same_tensor(interp, st, call, this, args):
+    t = tensor_of(interp, st, this, call)
+    if call.name.endswith("contiguous") and t.region.note != "strided":
+        return t
+    region = interp.new_region("global", f"{t.name}.{call.name.rsplit('::', 1)[1]}()",
+                               ints.arith("*", numel(t, call.span), const_int(elem_size(t), T.INT64), T.INT64, call.span),
+                               call.span, elem_size=elem_size(t), values=t.region.values, align=256)
+    return TensorV(t.name, t.dims, contiguous_strides(t.dims, call.span), t.dtype, region)
+
+
+@model("at::Tensor::view", "at::Tensor::reshape")
+def view(interp, st, call, this, args):
+    t = tensor_of(interp, st, this, call)
+    shape = args[0]
+    if not isinstance(shape, IntArrayV):
+        raise PathEnd("stuck", f"{call.name} with a shape the engine cannot read", call.span)
+    total = numel(t, call.span)
+    dims = list(shape.items)
+    unknown = [i for i, d in enumerate(dims) if d.concrete() == -1]
+    if len(unknown) == 1:
+        rest = const_int(1, T.INT64)
+        for i, d in enumerate(dims):
+            if i != unknown[0]:
+                rest = ints.arith("*", rest, d, T.INT64, call.span)
+        dims[unknown[0]] = ints.arith("/", total, rest, T.INT64, call.span)
+    return TensorV(t.name, tuple(dims), contiguous_strides(dims, call.span), t.dtype, t.region, t.offset)
+
+
+@model("at::Tensor::flatten")
+def flatten(interp, st, call, this, args):
+    t = tensor_of(interp, st, this, call)
+    n = numel(t, call.span)
+    return TensorV(t.name, (n,), (const_int(1, T.INT64),), t.dtype, t.region, t.offset)
+
+
+def contiguous_strides(dims, span) -> tuple:
+    out = []
+    acc = const_int(1, T.INT64)
+    for d in reversed(list(dims)):
+        out.append(acc)
+        acc = ints.arith("*", acc, d, T.INT64, span)
+    return tuple(reversed(out))
+
+
+@model("c10::IntArrayRef::IntArrayRef")
+def intarray_ctor(interp, st, call, this, args):
+    if len(args) == 1 and isinstance(args[0], StructV):
+        return IntArrayV(tuple(args[0].fields[i] for i in sorted(args[0].fields)))
+    if len(args) == 1 and isinstance(args[0], IntArrayV):
+        return args[0]
+    if len(args) == 1 and isinstance(args[0], RefV):
+        v = interp.load(st, args[0].loc, call.span)
+        if isinstance(v, IntV):
+            return IntArrayV((ints.convert(v, T.INT64, call.span),))
+    if len(args) == 1 and isinstance(args[0], IntV):
+        return IntArrayV((ints.convert(args[0], T.INT64, call.span),))
+    raise PathEnd("stuck", "an IntArrayRef the engine cannot read", call.span)
+
+
+def _intarray(interp, st, this, call) -> IntArrayV:
+    v = interp.load(st, interp.deref(this, T.OpaqueType("c10::IntArrayRef", "intarray"), call.span), call.span)
+    if not isinstance(v, IntArrayV):
+        raise PathEnd("stuck", "an IntArrayRef the engine cannot read", call.span)
+    return v
+
+
+@model("c10::IntArrayRef::size")
+def intarray_size(interp, st, call, this, args):
+    return const_int(len(_intarray(interp, st, this, call).items), T.SIZE_T)
+
+
+@model("c10::IntArrayRef::operator[]")
+def intarray_at(interp, st, call, this, args):
+    items = _intarray(interp, st, this, call).items
+    i = _int_arg(args[0], call, "index")
+    if not 0 <= i < len(items):
+        raise PathEnd("stuck", f"IntArrayRef index {i} out of its {len(items)} elements", call.span)
+    return items[i]
+
+
+@model("c10::IntArrayRef::front", "c10::IntArrayRef::back")
+def intarray_end(interp, st, call, this, args):
+    items = _intarray(interp, st, this, call).items
+    return items[0] if call.name.endswith("front") else items[-1]
+
+
+def _new_tensor(interp, st, call, dims, dtype: str, name: str):
+    dims = tuple(ints.convert(d, T.INT64, call.span) if d.ty.bits != 64 else d for d in dims)
+    total = const_int(1, T.INT64)
+    for d in dims:
+        total = ints.arith("*", total, d, T.INT64, call.span)
+    size = DTYPE_SIZES.get(dtype, 4)
+    nbytes = ints.arith("*", total, const_int(size, T.INT64), T.INT64, call.span)
+    for d in dims:
+        if d.math is not None:
+            from ..events import Sink
+            interp.emit_sink(st, Sink(d, "alloc", call.span, interp.stack_spans(st), f"a dimension of the tensor {name}"))
+    region = interp.new_region("global", name, nbytes, call.span, elem_size=size, align=256)
+    return TensorV(name, dims, contiguous_strides(dims, call.span), dtype, region)
+
+
+def _options_dtype(v) -> str | None:
+    if isinstance(v, OpaqueV) and v.kind == "options" and v.payload:
+        return v.payload
+    if isinstance(v, IntV) and v.concrete() is not None:
+        return SCALAR_NAMES.get(v.concrete())
+    return None
+
+
+@model("at::empty", "at::zeros", "at::ones", "at::empty_strided")
+def empty(interp, st, call, this, args):
+    shape = args[0]
+    if isinstance(shape, RefV):
+        shape = interp.load(st, shape.loc, call.span)
+    if not isinstance(shape, IntArrayV):
+        raise PathEnd("stuck", f"{call.name} with a shape the engine cannot read", call.span)
+    dtype = _options_dtype(args[-1]) if len(args) > 1 else None
+    return _new_tensor(interp, st, call, shape.items, dtype or "float32", f"{call.name.rsplit('::', 1)[1]}@{call.span.line}")
+
+
+@model("at::empty_like", "at::zeros_like")
+def empty_like(interp, st, call, this, args):
+    src = args[0]
+    if isinstance(src, RefV):
+        src = interp.load(st, src.loc, call.span)
+    if not isinstance(src, TensorV):
+        raise PathEnd("stuck", f"{call.name} of a tensor the binding does not describe", call.span)
+    dtype = _options_dtype(args[1]) if len(args) > 1 else None
+    return _new_tensor(interp, st, call, src.dims, dtype or src.dtype, f"{call.name.rsplit('::', 1)[1]}({src.name})")
+
+
+@model("at::Tensor::options")
+def options(interp, st, call, this, args):
+    return OpaqueV("options", payload=tensor_of(interp, st, this, call).dtype)
+
+
+@model("c10::TensorOptions::TensorOptions", "c10::TensorOptions::dtype")
+def options_dtype(interp, st, call, this, args):
+    for a in args:
+        if isinstance(a, IntV) and a.concrete() is not None:
+            return OpaqueV("options", payload=SCALAR_NAMES.get(a.concrete()))
+    if this is not None and call.name.endswith("::dtype") and not args:
+        v = interp.load(st, interp.deref(this, T.OpaqueType("c10::TensorOptions", "options"), call.span), call.span)
+        return const_int(SCALAR_TYPES.get(v.payload or "float32", 6), T.IntType(8, True, "c10::ScalarType"))
+    return OpaqueV("options", payload=None)
+
+
+@model("c10::TensorOptions::device", "c10::TensorOptions::requires_grad")
+def options_same(interp, st, call, this, args):
+    return interp.load(st, interp.deref(this, T.OpaqueType("c10::TensorOptions", "options"), call.span), call.span)
+
+
+@model("at::Tensor::device", "at::device_of", "at::cuda::getCurrentCUDAStream", "at::cuda::getStreamFromPool",
+       "at::cuda::CUDAStream::stream", "at::cuda::CUDAStream::operator CUstream_st *", "c10::Device::Device",
+       "at::cuda::CUDAGuard::CUDAGuard", "at::cuda::OptionalCUDAGuard::OptionalCUDAGuard",
+       "at::cuda::OptionalCUDAGuard::set_index", "c10::Device::is_cuda", "c10::Device::index")
+def opaque(interp, st, call, this, args):
+    ty = T.strip_ref(call.ty)
+    if isinstance(ty, T.BoolType):
+        return BoolV(z3.BoolVal(True))
+    if isinstance(ty, T.IntType):
+        return const_int(0, ty)
+    return OpaqueV("handle", ty)
+
+
+@model("at::cuda::getCurrentDeviceProperties", "at::cuda::getDeviceProperties")
+def device_properties(interp, st, call, this, args):
+    ty = T.strip_ref(call.ty)
+    pointee = ty.pointee if isinstance(ty, T.PtrType) else T.VOID
+    region = interp.new_region("host", "cudaDeviceProp", max(pointee.size, 1), call.span)
+    return PtrV(region, const_int(0, T.INT64), pointee)
+
+
+@model("kernelvet_detail::check_failed", "__kernelvet_throw", "__assert_fail", "abort", "exit", "__trap",
+       "std::abort", "std::exit")
+def check_failed(interp, st, call, this, args):
+    raise PathEnd("abort", "a failing check ends the path", call.span, kind="check")
+

@@ -1,0 +1,103 @@
+"""z3 queries with per-query timeouts, a result cache, and witnesses with the smallest user sizes."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import z3
+
+
+class SolverUnknown(Exception):
+    """z3 answered unknown (timeout or incompleteness) for a query that decides a verdict."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class SolverStats:
+    queries: int = 0
+    cached: int = 0
+    seconds: float = 0.0
+    unknown: int = 0
+
+
+@dataclass
+class Solver:
+    timeout_ms: int = 10_000
+    stats: SolverStats = field(default_factory=SolverStats)
+
+    def __post_init__(self):
+        self._cache: dict[int, bool] = {}
+        self._last_unknown = "unknown"
+
+    def _new(self, timeout_ms: int | None = None):
+        # A fresh solver per query: after push/pop z3 leaves its bit-blasting pipeline for the
+        # incremental core, which is several times slower on these queries.
+        s = z3.Tactic("qfbv").solver()
+        s.set("timeout", timeout_ms or self.timeout_ms)
+        return s
+
+    def _check(self, constraints) -> tuple[z3.CheckSatResult, z3.ModelRef | None]:
+        s = self._new()
+        s.add(*constraints)
+        t = time.perf_counter()
+        r = s.check()
+        self.stats.seconds += time.perf_counter() - t
+        self.stats.queries += 1
+        if r == z3.unknown:
+            self._last_unknown = s.reason_unknown() or "unknown"
+        return r, (s.model() if r == z3.sat else None)
+
+    def feasible(self, constraints: list, strict: bool = False) -> bool:
+        """Whether the constraints can hold. An unknown answer counts as feasible (exploring a path
+        too many is sound) unless ``strict``, where it raises."""
+        simplified = [c for c in constraints if not z3.is_true(c)]
+        if any(z3.is_false(c) for c in simplified):
+            return False
+        if not simplified:
+            return True
+        key = hash(tuple(c.get_id() for c in simplified))
+        if key in self._cache:
+            self.stats.cached += 1
+            return self._cache[key]
+        r, _ = self._check(simplified)
+        if r == z3.unknown:
+            self.stats.unknown += 1
+            if strict:
+                raise SolverUnknown(self._last_unknown)
+            return True
+        self._cache[key] = r == z3.sat
+        return r == z3.sat
+
+    def model(self, constraints: list) -> z3.ModelRef | None:
+        """A model of the constraints, None when unsatisfiable; raises SolverUnknown otherwise."""
+        simplified = [c for c in constraints if not z3.is_true(c)]
+        if any(z3.is_false(c) for c in simplified):
+            return None
+        r, model = self._check(simplified)
+        if r == z3.unknown:
+            self.stats.unknown += 1
+            raise SolverUnknown(self._last_unknown)
+        return model if r == z3.sat else None
+
+    def minimal_model(self, constraints: list, minimize: list, budget_ms: int = 2000) -> z3.ModelRef | None:
+        """A model where the terms of ``minimize`` (in priority order) are as small as z3 finds
+        within the budget (the threshold a maintainer can act on: "fails from 1,048,577 tokens");
+        any model when the optimizer runs out of time."""
+        base = self.model(constraints)
+        if base is None or not minimize:
+            return base
+        opt = z3.Optimize()
+        opt.set("timeout", max(budget_ms, 1))
+        opt.add(*constraints)
+        for term in minimize:
+            opt.minimize(term)
+        t = time.perf_counter()
+        r = opt.check()
+        self.stats.seconds += time.perf_counter() - t
+        self.stats.queries += 1
+        if r == z3.sat:
+            return opt.model()
+        return base

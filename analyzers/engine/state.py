@@ -1,0 +1,267 @@
+"""Execution states: one per path. A state holds the path condition, the call frames, and the
+contents of the memory it tracks per thread (locals and parameters). Global and shared memory
+contents are not tracked: a load from them is a fresh value (DESIGN.md, semantics 3).
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import z3
+
+from ..kir import nodes as N
+from ..kir import types as T
+from . import ints
+from .values import BoolV, FloatV, IntV, MultiPtrV, PtrV, Region, StructV, Val
+
+_frame_ids = itertools.count(1)
+
+
+@dataclass
+class Frame:
+    id: int
+    fn: N.Function | None
+    vars: dict  # var id -> Region (the variable's storage)
+    parent: int | None = None  # lexical parent for lambdas (captures by reference)
+    this: Val | None = None
+    call_span: N.Span | None = None
+    captured: bool = False  # a closure created here refers to this frame
+
+    def copy(self) -> "Frame":
+        return Frame(self.id, self.fn, dict(self.vars), self.parent, self.this, self.call_span, self.captured)
+
+
+def new_frame_id() -> int:
+    return next(_frame_ids)
+
+
+@dataclass
+class State:
+    pc: tuple = ()
+    frames: dict = field(default_factory=dict)  # frame id -> Frame
+    stack: tuple = ()  # frame ids, innermost last
+    mem: dict = field(default_factory=dict)  # region id -> {offset: (Type, Val)}
+    owned: set = field(default_factory=set)
+    status: str = "ok"  # ok | return | break | continue | abort | stuck
+    retval: Val | None = None
+    thread: object = None  # the kernel thread context while in a kernel
+    stuck: tuple | None = None  # (reason, span) when an unsupported construct stopped the path
+    depth: int = 0
+
+    # ------------------------------------------------------------ forking
+
+    def fork(self, cond: z3.BoolRef | None = None) -> "State":
+        s = State(
+            pc=self.pc if cond is None or z3.is_true(cond) else self.pc + (cond,),
+            frames={k: f.copy() for k, f in self.frames.items()},
+            stack=self.stack,
+            mem=dict(self.mem),
+            owned=set(),
+            status=self.status,
+            retval=self.retval,
+            thread=self.thread,
+            stuck=self.stuck,
+            depth=self.depth,
+        )
+        self.owned = set()  # both now share every content dict; whoever writes next copies
+        return s
+
+    def assume(self, cond: z3.BoolRef) -> None:
+        if not z3.is_true(cond):
+            self.pc = self.pc + (cond,)
+
+    # ------------------------------------------------------------ frames
+
+    @property
+    def frame(self) -> Frame:
+        return self.frames[self.stack[-1]]
+
+    def lookup(self, var_id: int) -> Region | None:
+        fid = self.stack[-1] if self.stack else None
+        while fid is not None:
+            f = self.frames.get(fid)
+            if f is None:
+                return None
+            r = f.vars.get(var_id)
+            if r is not None:
+                return r
+            fid = f.parent
+        return None
+
+    # ------------------------------------------------------------ tracked memory
+
+    def content(self, region: Region) -> dict:
+        return self.mem.get(region.id, {})
+
+    def write_content(self, region: Region) -> dict:
+        d = self.mem.get(region.id)
+        if d is None:
+            d = {}
+            self.mem[region.id] = d
+            self.owned.add(region.id)
+        elif region.id not in self.owned:
+            d = dict(d)
+            self.mem[region.id] = d
+            self.owned.add(region.id)
+        return d
+
+    def clear_content(self, region: Region) -> None:
+        self.mem[region.id] = {}
+        self.owned.add(region.id)
+
+
+# ---------------------------------------------------------------- merging
+
+
+def merge_values(c: z3.BoolRef, a: Val | None, b: Val | None) -> Val | None:
+    """ite(c, a, b), or None where the two cannot be one value."""
+    if a is b:
+        return a
+    if a is None or b is None:
+        return None
+    if isinstance(a, IntV) and isinstance(b, IntV) and a.ty.bits == b.ty.bits:
+        return ints.ite(c, a, b)
+    if isinstance(a, BoolV) and isinstance(b, BoolV):
+        return BoolV(z3.If(c, a.term, b.term))
+    if isinstance(a, FloatV) and isinstance(b, FloatV):
+        return a
+    if isinstance(a, (PtrV, MultiPtrV)) and isinstance(b, (PtrV, MultiPtrV)):
+        return merge_pointers(c, a, b)
+    if isinstance(a, StructV) and isinstance(b, StructV) and a.fields.keys() == b.fields.keys():
+        fields = {}
+        for k in a.fields:
+            m = merge_values(c, a.fields[k], b.fields[k])
+            if m is None:
+                return None
+            fields[k] = m
+        return StructV(a.ty, fields)
+    return None
+
+
+def merge_pointers(c: z3.BoolRef, a, b):
+    if isinstance(a, PtrV) and isinstance(b, PtrV) and a.region is b.region:
+        return PtrV(a.region, ints.ite(c, a.off, b.off), a.pointee)
+    alts: list = []
+    for cond, side in ((c, a), (z3.Not(c), b)):
+        for sub_cond, p in (side.alts if isinstance(side, MultiPtrV) else ((z3.BoolVal(True), side),)):
+            g = z3.And(cond, sub_cond) if not z3.is_true(sub_cond) else cond
+            for i, (gc, q) in enumerate(alts):
+                if q.region is p.region:
+                    alts[i] = (z3.Or(gc, g), PtrV(p.region, ints.ite(g, p.off, q.off), p.pointee))
+                    break
+            else:
+                alts.append((g, p))
+    if len(alts) == 1:
+        return alts[0][1]
+    return MultiPtrV(tuple(alts), a.pointee)
+
+
+def _split_pc(a: tuple, b: tuple) -> tuple[tuple, tuple, tuple]:
+    n = 0
+    for x, y in zip(a, b):
+        if x is not y and not x.eq(y):
+            break
+        n += 1
+    return a[:n], a[n:], b[n:]
+
+
+def try_merge(a: State, b: State) -> State | None:
+    """One state standing for both paths, or None when they cannot be joined (different call
+    stacks, or a pointer into different objects)."""
+    if a.status != b.status or a.stack != b.stack or a.thread is not b.thread or a.status not in ("ok", "break", "continue", "return"):
+        return None
+    prefix, ra, rb = _split_pc(a.pc, b.pc)
+    ca = z3.And(*ra) if ra else z3.BoolVal(True)
+    cb = z3.And(*rb) if rb else z3.BoolVal(True)
+    frames = {}
+    for fid in a.stack:
+        fa, fb = a.frames[fid], b.frames[fid]
+        shared = {k: v for k, v in fa.vars.items() if fb.vars.get(k) is v}
+        f = fa.copy()
+        f.vars = shared
+        frames[fid] = f
+    for fid, f in a.frames.items():
+        if fid not in frames and fid in b.frames:
+            frames[fid] = f
+    mem = {}
+    owned = set()
+    for rid in set(a.mem) | set(b.mem):
+        da, db = a.mem.get(rid), b.mem.get(rid)
+        if da is db:
+            mem[rid] = da
+            continue
+        owned.add(rid)
+        da, db = da or {}, db or {}
+        merged = {}
+        for off in da.keys() & db.keys():
+            ta, va = da[off]
+            tb, vb = db[off]
+            if ta != tb and ta.size != tb.size:
+                continue
+            m = merge_values(ca, va, vb)
+            if m is None:
+                return None  # two different objects (tensors, closures): keep the paths apart
+            merged[off] = (ta, m)
+        mem[rid] = merged
+    retval = a.retval
+    if a.status == "return":
+        retval = merge_values(ca, a.retval, b.retval)
+        if retval is None and (a.retval is not None or b.retval is not None):
+            return None
+    pc = prefix + ((z3.Or(ca, cb),) if ra or rb else ())
+    return State(pc, frames, a.stack, mem, owned, a.status, retval, a.thread, None, a.depth)
+
+
+def merge_all(states: list[State], limit: int = 64) -> list[State]:
+    """Join the states that can be joined; keep the others apart."""
+    if len(states) <= 1:
+        return states
+    out: list[State] = []
+    for s in states:
+        for i, o in enumerate(out):
+            m = try_merge(o, s)
+            if m is not None:
+                out[i] = m
+                break
+        else:
+            out.append(s)
+    return out
+
+
+def fresh_value(ty: T.Type, name: str, counter) -> Val:
+    """An unconstrained value of ``ty`` (floats are opaque)."""
+    ty = T.strip_ref(ty)
+    if isinstance(ty, T.IntType):
+        return IntV(ty, z3.BitVec(f"{name}!{counter()}", ty.bits), ty.min, ty.max)
+    if isinstance(ty, T.BoolType):
+        return BoolV(z3.Bool(f"{name}!{counter()}"))
+    if isinstance(ty, T.FloatType):
+        return FloatV(ty)
+    if isinstance(ty, T.StructType):
+        return StructV(ty, {f.name: fresh_value(f.type, f"{name}.{f.name}", counter) for f in ty.fields})
+    return None
+
+
+def absorb(st: State, sub: State, cond: z3.BoolRef) -> None:
+    """Fold a guarded sub-evaluation back into ``st``: what ``sub`` changed holds under ``cond``."""
+    extra = sub.pc[len(st.pc) + 1:]
+    if extra:
+        st.pc = st.pc + (z3.Implies(cond, z3.And(*extra)),)
+    for rid, d in sub.mem.items():
+        base = st.mem.get(rid)
+        if d is base:
+            continue
+        base = base or {}
+        merged = {}
+        for off in d.keys() | base.keys():
+            a, b = d.get(off), base.get(off)
+            if a is None or b is None or (a[0] != b[0] and a[0].size != b[0].size):
+                continue
+            m = merge_values(cond, a[1], b[1])
+            if m is not None:
+                merged[off] = (a[0], m)
+        st.mem[rid] = merged
+        st.owned.add(rid)
+    for fid, f in sub.frames.items():
+        if fid not in st.frames:
+            st.frames[fid] = f

@@ -1,0 +1,184 @@
+"""Statement execution: paths fork at symbolic branches, infeasible ones are pruned, and paths
+join again after each statement where they can."""
+from __future__ import annotations
+
+import z3
+
+from ..kir import nodes as N
+from ..kir import types as T
+from .memory import PathEnd
+from .state import State, merge_all
+from .values import IntV, Loc, RefV, const_int
+
+
+class StmtOps:
+    def exec_block(self, stmts, states: list[State]) -> list[State]:
+        for s in stmts:
+            if not any(x.status == "ok" for x in states):
+                break
+            nxt: list[State] = []
+            for x in states:
+                if x.status != "ok":
+                    nxt.append(x)
+                else:
+                    nxt.extend(self.run_stmt(s, x))
+            states = merge_all(nxt)
+            if len(states) > self.ctx.options.max_paths:
+                raise PathEnd("stuck", f"more than {self.ctx.options.max_paths} paths that cannot be joined", s.span,
+                              kind="path-explosion")
+        return states
+
+    def run_stmt(self, s: N.Stmt, st: State) -> list[State]:
+        self.ctx.tick()
+        try:
+            return self._stmt[type(s)](self, s, st)
+        except PathEnd as pe:
+            return [self.end_path(st, pe)]
+
+    def end_path(self, st: State, pe: PathEnd) -> State:
+        if pe.status == "stuck":
+            self.ctx.stuck(pe.kind, pe.reason, pe.span)
+        st.status = pe.status
+        return st
+
+    # ------------------------------------------------------------ statements
+
+    def ex_block(self, s: N.Block, st: State) -> list[State]:
+        return self.exec_block(s.stmts, [st])
+
+    def ex_expr(self, s: N.ExprStmt, st: State) -> list[State]:
+        if isinstance(s.expr, N.Call):
+            self.call_value(s.expr, st)  # a discarded result: a returned reference is not read
+        else:
+            self.eval(s.expr, st)
+        return [st]
+
+    def ex_decl(self, s: N.Decl, st: State) -> list[State]:
+        v = s.var
+        region = self.decl_region(v, st)
+        st.frame.vars[v.id] = region
+        if v.storage in ("shared", "extern_shared", "static", "constant", "global"):
+            return [st]  # shared memory has no initializer; statics keep one value for all threads
+        init = s.init
+        loc = Loc(region, const_int(0, T.INT64), v.ty)
+        if isinstance(v.ty, T.RefType):
+            if init is None:
+                raise PathEnd("stuck", f"reference {v.name} without initializer", s.span)
+            target = self.lvalue(init, st)
+            self._write_at(st.write_content(region), 0, v.ty, RefV(target))
+            return [st]
+        if init is None:
+            if isinstance(v.ty, T.OpaqueType):
+                self.construct_into(loc, N.Construct(v.ty.name, None, (), v.ty, span=s.span), st)
+            return [st]
+        if isinstance(init, N.Construct):
+            self.construct_into(loc, init, st)
+            return [st]
+        value = self.coerce(self.eval(init, st), T.strip_ref(v.ty), s.span, st)
+        self._store_tracked(st, region, loc.off, T.strip_ref(v.ty), value, s.span)
+        return [st]
+
+    def ex_if(self, s: N.If, st: State) -> list[State]:
+        states = [st]
+        if s.init is not None:
+            states = self.exec_block((s.init,), states)
+        out: list[State] = []
+        for x in states:
+            if x.status != "ok":
+                out.append(x)
+                continue
+            c = z3.simplify(self.truth(self.eval(s.cond, x), s.span))
+            for branch, cond in self.branches(x, c):
+                body = s.then if branch else s.els
+                if body is None:
+                    out.append(cond)
+                else:
+                    out.extend(self.run_stmt(body, cond))
+        return merge_all(out)
+
+    def branches(self, st: State, c: z3.BoolRef) -> list[tuple[bool, State]]:
+        """The feasible sides of a branch on ``c``, each in its own state."""
+        if z3.is_true(c):
+            return [(True, st)]
+        if z3.is_false(c):
+            return [(False, st)]
+        then_ok = self.ctx.solver.feasible(list(st.pc) + [c])
+        else_ok = self.ctx.solver.feasible(list(st.pc) + [z3.Not(c)])
+        if then_ok and else_ok:
+            return [(True, st.fork(c)), (False, st.fork(z3.Not(c)))]
+        if then_ok:
+            st.assume(c)
+            return [(True, st)]
+        if else_ok:
+            st.assume(z3.Not(c))
+            return [(False, st)]
+        st.status = "abort"  # the path was already infeasible
+        return []
+
+    def ex_return(self, s: N.Return, st: State) -> list[State]:
+        if s.value is not None:
+            fn = st.frame.fn
+            if fn is not None and isinstance(fn.ret, T.RefType):
+                st.retval = RefV(self.lvalue(s.value, st))
+            else:
+                v = self.eval(s.value, st)
+                st.retval = self.coerce(v, T.strip_ref(fn.ret), s.span, st) if fn is not None else v
+        st.status = "return"
+        return [st]
+
+    def ex_break(self, s: N.Break, st: State) -> list[State]:
+        st.status = "break"
+        return [st]
+
+    def ex_continue(self, s: N.Continue, st: State) -> list[State]:
+        st.status = "continue"
+        return [st]
+
+    def ex_unsupported(self, s: N.UnsupportedStmt, st: State) -> list[State]:
+        raise PathEnd("stuck", f"unsupported {s.what}", s.span)
+
+    def ex_switch(self, s: N.Switch, st: State) -> list[State]:
+        v = self.eval(s.cond, st)
+        if not isinstance(v, IntV):
+            raise PathEnd("stuck", "switch on a value that is not an integer", s.span)
+        entries: list[tuple[int, State]] = []
+        rest = st
+        default_at = None
+        taken = []
+        for value, pos in s.labels:
+            if value is None:
+                default_at = pos
+                continue
+            c = z3.simplify(v.bv == const_int(value, v.ty).bv)
+            taken.append(c)
+            if z3.is_false(c):
+                continue
+            if z3.is_true(c):
+                entries.append((pos, rest))
+                rest = None
+                break
+            if self.ctx.solver.feasible(list(rest.pc) + [c]):
+                entries.append((pos, rest.fork(c)))
+            rest.assume(z3.Not(c))
+            if not self.ctx.solver.feasible(list(rest.pc)):
+                rest = None
+                break
+        if rest is not None:
+            if default_at is not None:
+                entries.append((default_at, rest))
+            else:
+                entries.append((len(s.stmts), rest))
+        out: list[State] = []
+        for pos, x in entries:
+            for y in self.exec_block(s.stmts[pos:], [x]):
+                if y.status == "break":
+                    y.status = "ok"
+                out.append(y)
+        return merge_all(out)
+
+
+StmtOps._stmt = {
+    N.Block: StmtOps.ex_block, N.ExprStmt: StmtOps.ex_expr, N.Decl: StmtOps.ex_decl, N.If: StmtOps.ex_if,
+    N.Return: StmtOps.ex_return, N.Break: StmtOps.ex_break, N.Continue: StmtOps.ex_continue,
+    N.UnsupportedStmt: StmtOps.ex_unsupported, N.Switch: StmtOps.ex_switch,
+}

@@ -1,0 +1,221 @@
+"""Runtime values of the symbolic engine.
+
+Integers carry their machine value (a z3 bit-vector of the C width), and, when some operation on the
+way may have wrapped, their exact mathematical value (a wide bit-vector) and the wrap sites that may
+have made the two differ. An *overflow finding* is a place where machine and mathematical value of
+an address, size, bound or launch dimension can differ.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import z3
+
+from ..kir import nodes as N
+from ..kir import types as T
+
+MATH_BITS = 128  # wide enough for every exact intermediate of bounded inference shapes
+
+
+class Val:
+    __slots__ = ()
+
+
+@dataclass(frozen=True, eq=False)
+class WrapSite:
+    """An operation that may wrap: ``wraps`` holds exactly when its machine result differs from the
+    exact result of its (machine) operands."""
+
+    id: int
+    kind: str  # '*', '+', '-', '<<', 'neg', 'conversion'
+    span: N.Span
+    ctype: str  # the C type the operation is done in, e.g. 'unsigned int'
+    from_type: str | None
+    wraps: z3.BoolRef
+    stack: tuple[N.Span, ...] = ()
+    machine: z3.BitVecRef | None = None  # the result in the C type
+    exact: z3.BitVecRef | None = None  # the exact result, wide
+    signed: bool = True  # how to read ``machine``
+
+
+_site_ids = itertools.count(1)
+
+
+def new_site_id() -> int:
+    return next(_site_ids)
+
+
+@dataclass(frozen=True, eq=False)
+class IntV(Val):
+    ty: T.IntType
+    bv: z3.BitVecRef
+    lo: int
+    hi: int
+    math: z3.BitVecRef | None = None
+    sites: frozenset = frozenset()
+    scaled: tuple | None = None  # (base IntV, factor): this value is exactly base * factor
+
+    @property
+    def exact(self) -> z3.BitVecRef:
+        """The mathematical value, MATH_BITS wide."""
+        if self.math is not None:
+            return self.math
+        return widen(self.bv, self.ty.signed, MATH_BITS)
+
+    def concrete(self) -> int | None:
+        return self.lo if self.lo == self.hi else None
+
+
+@dataclass(frozen=True, eq=False)
+class BoolV(Val):
+    term: z3.BoolRef
+
+
+@dataclass(frozen=True, eq=False)
+class FloatV(Val):
+    ty: T.Type
+
+
+@dataclass(frozen=True, eq=False)
+class Region:
+    """A memory object. ``size`` is its size in bytes as a 64-bit term; ``lo_size`` a lower bound."""
+
+    id: int
+    kind: str  # global | shared | dynamic_shared | local | param | constant | host | null
+    name: str
+    size: z3.BitVecRef
+    size_lo: int
+    size_hi: int
+    span: N.Span | None = None
+    elem_size: int = 0
+    tracked: bool = False  # contents tracked per thread (locals, parameters)
+    note: str = ""
+    values: tuple | None = None  # (lo, hi) IntV bounds of every integer element (index tensors)
+    align: int = 16  # alignment of the object's base address
+
+    @property
+    def size_concrete(self) -> int | None:
+        return self.size_lo if self.size_lo == self.size_hi else None
+
+
+@dataclass(frozen=True, eq=False)
+class PtrV(Val):
+    region: Region
+    off: IntV  # byte offset, int64
+    pointee: T.Type
+
+
+@dataclass(frozen=True, eq=False)
+class MultiPtrV(Val):
+    """A pointer that names one of several objects, each under its condition (the conditions are
+    disjoint and cover the path): the join of paths, or ``c ? a : b``."""
+
+    alts: tuple  # ((z3.BoolRef, PtrV), ...)
+    pointee: T.Type
+
+
+@dataclass(frozen=True, eq=False)
+class StructV(Val):
+    ty: T.Type
+    fields: dict  # name -> Val
+
+
+@dataclass(frozen=True, eq=False)
+class TensorV(Val):
+    name: str
+    dims: tuple  # IntV (int64)
+    strides: tuple  # IntV (int64)
+    dtype: str
+    region: Region
+    offset: IntV | None = None  # element offset of a view into ``region``
+
+
+@dataclass(frozen=True, eq=False)
+class OptionalV(Val):
+    value: Val | None
+    name: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class ClosureV(Val):
+    key: str
+    frame: int  # id of the frame it was created in (captures by reference)
+
+
+@dataclass(frozen=True, eq=False)
+class FuncV(Val):
+    key: str | None
+    name: str
+
+
+@dataclass(frozen=True, eq=False)
+class IntArrayV(Val):
+    items: tuple  # IntV
+
+
+@dataclass(frozen=True, eq=False)
+class OpaqueV(Val):
+    kind: str
+    ty: T.Type | None = None
+    payload: object = None
+
+
+@dataclass(frozen=True, eq=False)
+class Loc:
+    """An lvalue: ``ty`` at byte offset ``off`` of ``region``."""
+
+    region: Region
+    off: IntV
+    ty: T.Type
+
+
+@dataclass(frozen=True, eq=False)
+class MultiLoc:
+    alts: tuple  # ((z3.BoolRef, Loc), ...)
+    ty: T.Type
+
+
+@dataclass(frozen=True, eq=False)
+class RefV(Val):
+    """The value of a reference variable: the location it is bound to."""
+
+    loc: "Loc | MultiLoc"
+
+
+def widen(bv: z3.BitVecRef, signed: bool, bits: int) -> z3.BitVecRef:
+    extra = bits - bv.size()
+    if extra <= 0:
+        return bv if extra == 0 else z3.Extract(bits - 1, 0, bv)
+    return z3.SignExt(extra, bv) if signed else z3.ZeroExt(extra, bv)
+
+
+def const_int(value: int, ty: T.IntType) -> IntV:
+    mod = value % (1 << ty.bits)
+    if ty.signed and mod >= 1 << (ty.bits - 1):
+        mod -= 1 << ty.bits
+    return IntV(ty, z3.BitVecVal(mod % (1 << ty.bits), ty.bits), mod, mod)
+
+
+def fresh_int(name: str, ty: T.IntType, lo: int | None = None, hi: int | None = None) -> IntV:
+    lo = ty.min if lo is None else max(lo, ty.min)
+    hi = ty.max if hi is None else min(hi, ty.max)
+    return IntV(ty, z3.BitVec(name, ty.bits), lo, hi)
+
+
+def bool_of(v: Val) -> z3.BoolRef:
+    if isinstance(v, BoolV):
+        return v.term
+    if isinstance(v, IntV):
+        return v.bv != 0
+    if isinstance(v, PtrV):
+        return z3.BoolVal(v.region.kind != "null")
+    raise TypeError(f"no truth value for {type(v).__name__}")
+
+
+@dataclass
+class Counter:
+    n: itertools.count = field(default_factory=lambda: itertools.count(1))
+
+    def __call__(self) -> int:
+        return next(self.n)

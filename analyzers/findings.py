@@ -1,0 +1,74 @@
+"""What the analysis of one instance produces: findings with witnesses, and a verdict.
+
+Plain dataclasses: the bot turns them into text, JSON, SARIF and review comments.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .kir.nodes import Span
+
+CHECKS = {
+    "oob": "Out-of-bounds global memory access",
+    "shared-oob": "Out-of-bounds shared memory access",
+    "local-oob": "Out-of-bounds local array access",
+    "overflow": "32-bit integer overflow reaching an address, size, bound or launch dimension",
+    "narrowing": "Narrowing conversion that changes a value reaching an address, size, bound or launch dimension",
+    "launch-config": "Launch configuration outside CUDA's limits",
+    "misaligned": "Misaligned vector access",
+    "null-deref": "Dereference of a null pointer",
+}
+
+
+@dataclass
+class Fix:
+    """A mechanical fix a review can offer as a suggestion: replace ``span`` (one line) by ``line``."""
+
+    span: Span
+    replacement_line: str
+    description: str
+
+
+@dataclass
+class Finding:
+    check: str
+    message: str
+    location: Span  # where to fix: the wrapped sub-expression, or the access
+    op: str
+    kernel: str | None  # kernel instantiation, None for host code
+    witness: dict  # symbol -> value, in reading order
+    expression: Span | None = None  # the full expression containing ``location``
+    access: Span | None = None  # the access, size, bound or launch the value reaches
+    wrapped_type: str | None = None
+    trace: list[Span] = field(default_factory=list)  # call sites from the op to the location
+    fix: Fix | None = None
+    models: list[str] = field(default_factory=list)
+    dtypes: list[str] = field(default_factory=list)
+    zero_config: bool = False  # holds for some shape within default ranges, not for a bound model
+
+    def key(self) -> tuple:
+        return (self.check, self.location.file, self.location.line, self.location.col, self.kernel or "")
+
+
+@dataclass
+class Inconclusive:
+    reason: str  # timeout | solver-unknown | unsupported | path-explosion | binding-infeasible | imprecise-loop
+    detail: str
+    span: Span | None = None
+
+
+@dataclass
+class InstanceResult:
+    op: str
+    instance: str  # a readable name of the instance
+    models: list[str]
+    dtype: str
+    verdict: str  # bug | verified | inconclusive
+    findings: list[Finding] = field(default_factory=list)
+    inconclusive: list[Inconclusive] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
+    kernels: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    paths: int = 0
+    queries: int = 0
+    fingerprint: str = ""

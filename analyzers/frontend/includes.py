@@ -1,0 +1,120 @@
+"""Textual include resolution: the include graph of a translation unit, and its sandbox.
+
+kernelvet parses untrusted code. Includes resolve only inside the workspace and the shim
+directories; anything else (absolute paths, ``..`` escaping the workspace, symlinks pointing out)
+is replaced by an empty file, and an include that resolves nowhere becomes an empty stub so the
+rest of the file still parses. Both are reported as notes.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SHIM_ROOT = Path(__file__).resolve().parent / "shims"
+SHIM_DIRS = (SHIM_ROOT, SHIM_ROOT / "std")
+STUB_DIR = "/__kernelvet_missing__"
+OUTSIDE_DIR = "/__kernelvet_outside__"
+
+_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+
+
+@dataclass(frozen=True)
+class IncludeNote:
+    includer: str
+    line: int
+    name: str
+    why: str  # "missing" | "outside-workspace"
+
+
+@dataclass
+class IncludeGraph:
+    root_file: Path
+    edges: dict[Path, list[Path]] = field(default_factory=dict)
+    notes: list[IncludeNote] = field(default_factory=list)
+    overrides: dict[str, str] = field(default_factory=dict)  # path -> content (empty)
+    quote_overrides: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def files(self) -> set[Path]:
+        out = {self.root_file}
+        for targets in self.edges.values():
+            out.update(targets)
+        return out
+
+
+class IncludeResolver:
+    def __init__(self, workspace: Path, include_dirs: list[Path]):
+        self.workspace = workspace.resolve()
+        self.include_dirs = [d.resolve() for d in include_dirs if d.is_dir()]
+        self._cache: dict[Path, list[tuple[int, str, bool]]] = {}
+
+    def inside(self, path: Path) -> bool:
+        real = path.resolve()
+        return _is_under(real, self.workspace) or any(_is_under(real, s) for s in SHIM_DIRS)
+
+    def directives(self, path: Path) -> list[tuple[int, str, bool]]:
+        if path not in self._cache:
+            try:
+                text = path.read_text(errors="replace")
+            except OSError:
+                text = ""
+            out = []
+            for m in _INCLUDE_RE.finditer(text):
+                line = text.count("\n", 0, m.start()) + 1
+                out.append((line, m.group(2).strip(), m.group(1) == '"'))
+            self._cache[path] = out
+        return self._cache[path]
+
+    def resolve(self, name: str, quoted: bool, includer: Path) -> Path | None:
+        if os.path.isabs(name):
+            p = Path(name)
+            return p if p.is_file() else None
+        candidates: list[Path] = []
+        if quoted:
+            candidates.append(includer.parent)
+        candidates.extend(self.include_dirs)
+        candidates.extend(SHIM_DIRS)
+        for d in candidates:
+            p = d / name
+            if p.is_file():
+                return p
+        return None
+
+    def graph(self, root_file: Path) -> IncludeGraph:
+        g = IncludeGraph(root_file.resolve())
+        todo = [g.root_file]
+        seen: set[Path] = set()
+        while todo:
+            cur = todo.pop()
+            if cur in seen:
+                continue
+            seen.add(cur)
+            targets: list[Path] = []
+            for line, name, quoted in self.directives(cur):
+                target = self.resolve(name, quoted, cur)
+                if target is None:
+                    g.notes.append(IncludeNote(str(cur), line, name, "missing"))
+                    # An empty stub lets the rest of the file parse; uses of its names are reported.
+                    g.overrides[f"{STUB_DIR}/{name.lstrip('/')}"] = ""
+                    continue
+                if not self.inside(target):
+                    g.notes.append(IncludeNote(str(cur), line, name, "outside-workspace"))
+                    g.overrides[str(target)] = ""
+                    if not os.path.isabs(name):
+                        g.overrides[str(Path(os.path.normpath(cur.parent / name)))] = ""
+                    continue
+                target = target.resolve()
+                targets.append(target)
+                if not _is_under(target, SHIM_ROOT):
+                    todo.append(target)
+            g.edges[cur] = targets
+        return g
+
+
+def _is_under(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+        return True
+    except ValueError:
+        return False

@@ -1,0 +1,687 @@
+"""Lowering libclang cursors to KIR.
+
+A function is lowered through the cursor of its *instantiation* (reached from a call or launch
+site), so template arguments are concrete and every implicit conversion is visible. Anything the
+lowering does not understand becomes an ``Unsupported`` node carrying its location: the engine turns
+it into an ``inconclusive`` verdict only if a feasible path reaches it.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import clang.cindex as ci
+
+from ..kir import nodes as N
+from ..kir import types as T
+from . import clangx
+from .includes import SHIM_ROOT
+from .parse import ParsedFile
+from .typemap import TypeMapper, clean_spelling, qualified_name
+
+CK = ci.CursorKind
+_DEBUG = bool(os.environ.get("KERNELVET_DEBUG"))
+
+_CAST_KINDS = {
+    CK.CSTYLE_CAST_EXPR: "c", CK.CXX_STATIC_CAST_EXPR: "static", CK.CXX_REINTERPRET_CAST_EXPR: "reinterpret",
+    CK.CXX_CONST_CAST_EXPR: "const", CK.CXX_DYNAMIC_CAST_EXPR: "dynamic", CK.CXX_FUNCTIONAL_CAST_EXPR: "functional",
+}
+_CONSTANT_KINDS = {CK.INTEGER_LITERAL, CK.CHARACTER_LITERAL, CK.CXX_BOOL_LITERAL_EXPR, CK.CXX_UNARY_EXPR} | {
+    getattr(CK, n) for n in ("SIZE_OF_PACK_EXPR", "CXX_NOEXCEPT_EXPR") if hasattr(CK, n)}
+_CONFIG_CALLS = ("cudaConfigureCall", "__cudaPushCallConfiguration")
+_SKIPPED_DECLS = {CK.TYPE_ALIAS_DECL, CK.TYPEDEF_DECL, CK.STATIC_ASSERT, CK.USING_DECLARATION,
+                  CK.USING_DIRECTIVE, CK.STRUCT_DECL, CK.CLASS_DECL, CK.ENUM_DECL, CK.UNION_DECL,
+                  CK.TYPE_ALIAS_TEMPLATE_DECL, CK.NAMESPACE_ALIAS, CK.FUNCTION_DECL}
+_METHOD_KINDS = (CK.CXX_METHOD, CK.CONSTRUCTOR, CK.DESTRUCTOR, CK.CONVERSION_FUNCTION)
+
+
+def _ident(c: ci.Cursor) -> tuple:
+    return (c.hash, c.kind.value, c.spelling)
+
+
+def _is_expr(c: ci.Cursor) -> bool:
+    return c.kind.is_expression()
+
+
+def _unwrap(c: ci.Cursor) -> ci.Cursor:
+    while c.kind == CK.UNEXPOSED_EXPR:
+        ch = list(c.get_children())
+        if len(ch) != 1:
+            break
+        c = ch[0]
+    return c
+
+
+class Lowerer:
+    def __init__(self, parsed: ParsedFile, workspace: Path):
+        self.parsed = parsed
+        self.workspace = workspace.resolve()
+        self.types = TypeMapper()
+        self.program = N.Program()
+        self._vars: dict[tuple, N.VarDecl] = {}
+        self._local_statics: dict[tuple, N.VarDecl] = {}
+        self._next_var = 0
+        self._keys: dict[tuple, str] = {}
+        self._closures: dict[int, str] = {}
+        self._lambda_count: dict[str, int] = {}
+        self._stack: list[str] = []
+        self._sources: dict[str, bytes] = {}
+
+    # ------------------------------------------------------------ spans
+
+    def relpath(self, name: str | None) -> str:
+        if not name:
+            return "<unknown>"
+        p = Path(name)
+        try:
+            return str(p.resolve().relative_to(self.workspace))
+        except (ValueError, OSError):
+            pass
+        try:
+            return "<kernelvet-shims>/" + str(p.resolve().relative_to(SHIM_ROOT))
+        except (ValueError, OSError):
+            return p.name
+
+    def source(self, name: str) -> bytes:
+        if name not in self._sources:
+            try:
+                self._sources[name] = Path(name).read_bytes()
+            except OSError:
+                self._sources[name] = b""
+        return self._sources[name]
+
+    def span(self, c: ci.Cursor) -> N.Span:
+        ext = c.extent
+        f1, l1, c1, o1 = clangx.file_location(ext.start)
+        f2, l2, c2, o2 = clangx.file_location(ext.end)
+        text = ""
+        if f1 and f1 == f2 and o2 >= o1:
+            text = self.source(f1)[o1:o2].decode(errors="replace")
+        return N.Span(self.relpath(f1), l1, c1, l2, c2, text)
+
+    # ------------------------------------------------------------ functions
+
+    def template_args(self, c: ci.Cursor) -> tuple[str, ...]:
+        n = c.get_num_template_arguments()
+        out = []
+        for i in range(max(n, 0)):
+            kind = c.get_template_argument_kind(i)
+            if kind == ci.TemplateArgumentKind.TYPE:
+                out.append(clean_spelling(c.get_template_argument_type(i).get_canonical().spelling))
+            elif kind == ci.TemplateArgumentKind.INTEGRAL:
+                out.append(str(c.get_template_argument_value(i)))
+            else:
+                out.append("?")
+        return tuple(out)
+
+    def function_name(self, c: ci.Cursor) -> str:
+        parent = c.semantic_parent
+        if parent is not None and parent.kind in (CK.STRUCT_DECL, CK.CLASS_DECL, CK.CLASS_TEMPLATE, CK.UNION_DECL):
+            owner = clean_spelling(parent.type.get_canonical().spelling) if parent.type.kind != ci.TypeKind.INVALID else parent.spelling
+            return f"{owner}::{c.spelling}"
+        return qualified_name(c)
+
+    def key_of(self, c: ci.Cursor) -> str:
+        ident = _ident(c)
+        if ident in self._keys:
+            return self._keys[ident]
+        targs = self.template_args(c)
+        parent = c.semantic_parent
+        closure = self._closures.get(parent.hash) if parent is not None else None
+        if closure is not None:
+            base = f"{closure}::operator()"
+        else:
+            base = self.function_name(c)
+        sig = ",".join(clean_spelling(a.type.spelling) for a in c.get_arguments())
+        key = f"{base}{'<' + ', '.join(targs) + '>' if targs else ''}({sig})"
+        if key in self._keys.values():  # distinct declarations printing alike (local lambdas of twin instantiations)
+            key = f"{key}#{c.hash}"
+        self._keys[ident] = key
+        return key
+
+    def function(self, c: ci.Cursor | None) -> str | None:
+        """Lower the function whose declaration or instantiation is ``c``; return its key, or None
+        when it has no body in the translation unit (then the engine's models decide)."""
+        if c is None or c.kind.is_invalid():
+            return None
+        defn = c.get_definition() or c
+        body = None
+        for ch in defn.get_children():
+            if ch.kind == CK.COMPOUND_STMT:
+                body = ch
+        if body is None:
+            return None
+        key = self.key_of(defn)
+        if key in self.program.functions or key in self._stack:
+            return key
+        self._stack.append(key)
+        try:
+            fn = self._lower_function(defn, key, body)
+        finally:
+            self._stack.pop()
+        self.program.functions[key] = fn
+        return key
+
+    def _lower_function(self, c: ci.Cursor, key: str, body: ci.Cursor) -> N.Function:
+        params = []
+        kinds = set()
+        inits: list[N.Stmt] = []
+        children = list(c.get_children())
+        this_type = None
+        if c.kind in _METHOD_KINDS and not c.is_static_method():
+            parent = c.semantic_parent
+            this_type = self.types(parent.type) if parent is not None else T.VOID
+        for i, ch in enumerate(children):
+            if ch.kind == CK.PARM_DECL:
+                params.append(self.var(ch, "param"))
+            elif ch.kind == CK.CUDAGLOBAL_ATTR:
+                kinds.add("global")
+            elif ch.kind == CK.CUDADEVICE_ATTR:
+                kinds.add("device")
+            elif ch.kind == CK.CUDAHOST_ATTR:
+                kinds.add("host")
+            elif ch.kind == CK.MEMBER_REF and c.kind == CK.CONSTRUCTOR and i + 1 < len(children):
+                init = children[i + 1]
+                if _is_expr(init) and this_type is not None:
+                    ft = self.types(ch.type)
+                    target = N.Member(N.This(T.PtrType(this_type)), ch.spelling, True, ft, span=self.span(ch))
+                    inits.append(N.ExprStmt(N.Assign("=", target, self.expr(init), ft, span=self.span(init))))
+        if "global" in kinds:
+            kind = "kernel"
+        elif self._closures.get(c.semantic_parent.hash if c.semantic_parent else -1):
+            kind = "lambda"
+        elif kinds == {"device"}:
+            kind = "device"
+        elif kinds == {"device", "host"}:
+            kind = "hostdevice"
+        else:
+            kind = "host"
+        stmts = list(inits)
+        for err in self.parsed.errors_in(str(Path(body.extent.start.file.name).resolve()) if body.extent.start.file else "",
+                                         c.extent.start.line, c.extent.end.line):
+            stmts.append(N.UnsupportedStmt(f"parse error: {err.message}",
+                                           span=N.Span(self.relpath(err.file), err.line, err.col, err.line, err.col)))
+        stmts.extend(self.block(body).stmts)
+        name = self.function_name(c)
+        targs = self.template_args(c)
+        display = f"{name}<{', '.join(targs)}>" if targs else name
+        if kind == "lambda":
+            display = f"lambda in {self._stack[-2] if len(self._stack) > 1 else name}"
+        return N.Function(key, name, display, tuple(params), self.types(c.result_type), N.Block(tuple(stmts), span=self.span(body)),
+                          kind, this_type, span=self.span(c))
+
+    # ------------------------------------------------------------ declarations
+
+    def var(self, c: ci.Cursor, storage: str | None = None) -> N.VarDecl:
+        ident = _ident(c)
+        if ident in self._vars:
+            return self._vars[ident]
+        if storage is None:
+            storage = "local"
+            kids = list(c.get_children())
+            if any(k.kind == CK.CUDASHARED_ATTR for k in kids):
+                storage = "extern_shared" if c.type.kind == ci.TypeKind.INCOMPLETEARRAY else "shared"
+            elif any(k.kind == CK.CUDACONSTANT_ATTR for k in kids):
+                storage = "constant"
+            elif c.storage_class == ci.StorageClass.STATIC:
+                storage = "static"
+        self._next_var += 1
+        v = N.VarDecl(self._next_var, c.spelling, self.types(c.type), storage, span=self.span(c))
+        self._vars[ident] = v
+        return v
+
+    # ------------------------------------------------------------ statements
+
+    def block(self, c: ci.Cursor) -> N.Block:
+        out: list[N.Stmt] = []
+        for ch in c.get_children():
+            out.extend(self.stmts(ch))
+        return N.Block(tuple(out), span=self.span(c))
+
+    def stmt(self, c: ci.Cursor) -> N.Stmt:
+        out = self.stmts(c)
+        if len(out) == 1:
+            return out[0]
+        return N.Block(tuple(out), span=self.span(c))
+
+    def stmts(self, c: ci.Cursor) -> list[N.Stmt]:
+        k = c.kind
+        sp = self.span(c)
+        if k == CK.COMPOUND_STMT:
+            return [self.block(c)]
+        if k == CK.DECL_STMT:
+            out = []
+            for d in c.get_children():
+                if d.kind == CK.VAR_DECL:
+                    out.append(self.decl(d))
+                elif d.kind not in _SKIPPED_DECLS:
+                    out.append(N.UnsupportedStmt(f"declaration {d.kind.name.lower()}", span=self.span(d)))
+            return out
+        if k in (CK.NULL_STMT, CK.STATIC_ASSERT, CK.TYPE_ALIAS_DECL, CK.TYPEDEF_DECL):
+            return []
+        if k == CK.IF_STMT:
+            return [self.if_stmt(c)]
+        if k == CK.FOR_STMT:
+            return [self.for_stmt(c)]
+        if k == CK.WHILE_STMT:
+            ch = list(c.get_children())
+            if len(ch) != 2:
+                return [N.UnsupportedStmt("while with a condition variable", span=sp)]
+            return [N.While(self.cond(ch[0]), self.stmt(ch[1]), span=sp)]
+        if k == CK.DO_STMT:
+            ch = list(c.get_children())
+            return [N.DoWhile(self.stmt(ch[0]), self.cond(ch[1]), span=sp)]
+        if k == CK.SWITCH_STMT:
+            return [self.switch(c)]
+        if k == CK.RETURN_STMT:
+            ch = list(c.get_children())
+            return [N.Return(self.expr(ch[0]) if ch else None, span=sp)]
+        if k == CK.BREAK_STMT:
+            return [N.Break(span=sp)]
+        if k == CK.CONTINUE_STMT:
+            return [N.Continue(span=sp)]
+        if k in (CK.UNEXPOSED_STMT,):
+            # AttributedStmt (#pragma unroll, [[likely]]) wraps the statement it applies to.
+            ch = list(c.get_children())
+            if len(ch) == 1:
+                return self.stmts(ch[0])
+            return [N.UnsupportedStmt("statement", span=sp)]
+        if k in (CK.ASM_STMT, CK.MS_ASM_STMT):
+            return [N.ExprStmt(self.asm(c), span=sp)]
+        if k in (CK.CASE_STMT, CK.DEFAULT_STMT):
+            return [N.UnsupportedStmt("case label outside a switch body", span=sp)]
+        if k == CK.CXX_FOR_RANGE_STMT:
+            return [N.UnsupportedStmt("range-based for", span=sp)]
+        if _is_expr(c):
+            return [N.ExprStmt(self.expr(c), span=sp)]
+        return [N.UnsupportedStmt(k.name.lower().replace("_", " "), span=sp)]
+
+    def decl(self, d: ci.Cursor) -> N.Stmt:
+        v = self.var(d)
+        if clangx.has_global_storage(d) and v.storage in ("static", "constant"):
+            # A function-local static: one object for all threads; its initializer runs once.
+            init = clangx.var_initializer(d)
+            self._local_statics[_ident(d)] = v
+            self.program.globals.setdefault(f"{v.name}#{v.id}", v)
+            return N.Decl(v, self.expr(init) if init is not None else None, span=self.span(d))
+        init = clangx.var_initializer(d)
+        return N.Decl(v, self.expr(init) if init is not None else None, span=self.span(d))
+
+    def cond(self, c: ci.Cursor) -> N.Expr:
+        return self.expr(c)
+
+    def if_stmt(self, c: ci.Cursor) -> N.Stmt:
+        ch = list(c.get_children())
+        init = None
+        if ch and not _is_expr(ch[0]) and len(ch) >= 3:
+            init = self.stmt(ch[0])
+            ch = ch[1:]
+        if ch and ch[0].kind == CK.VAR_DECL:  # if (T x = ...): the variable is the condition
+            decl = self.decl(ch[0])
+            cond_expr = N.Cast("implicit", N.Var(decl.var, decl.var.ty), T.BOOL)
+            rest = ch[1:]
+            if rest and _is_expr(rest[0]) and len(rest) >= 2 and rest[0].kind != CK.COMPOUND_STMT:
+                cond_expr = self.cond(rest[0])
+                rest = rest[1:]
+            then = self.stmt(rest[0])
+            els = self.stmt(rest[1]) if len(rest) > 1 else None
+            return N.Block((decl, N.If(cond_expr, then, els, span=self.span(c))), span=self.span(c))
+        if len(ch) < 2:
+            return N.UnsupportedStmt("if statement", span=self.span(c))
+        then = self.stmt(ch[1])
+        els = self.stmt(ch[2]) if len(ch) > 2 else None
+        return N.If(self.cond(ch[0]), then, els, init, span=self.span(c))
+
+    def for_stmt(self, c: ci.Cursor) -> N.Stmt:
+        ch = list(c.get_children())
+        sp = self.span(c)
+        body = ch[-1]
+        parts = ch[:-1]
+        init = cond = inc = None
+        if len(parts) == 3:
+            init, cond, inc = parts
+        elif parts:
+            slots = self._for_slots(c)
+            if slots is None:
+                return N.UnsupportedStmt("for statement with omitted parts inside a macro", span=sp)
+            semi1, semi2 = slots
+            for p in parts:
+                off = clangx.file_location(p.extent.start)[3]
+                if off < semi1:
+                    init = p
+                elif off < semi2:
+                    cond = p
+                else:
+                    inc = p
+        return N.For(
+            self.stmt(init) if init is not None else None,
+            self.cond(cond) if cond is not None else None,
+            self.expr(inc) if inc is not None else None,
+            self.stmt(body), span=sp)
+
+    def _for_slots(self, c: ci.Cursor) -> tuple[int, int] | None:
+        depth = 0
+        semis = []
+        for tok in c.get_tokens():
+            s = tok.spelling
+            if s == "(":
+                depth += 1
+            elif s == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif s == ";" and depth == 1:
+                semis.append(clangx.file_location(tok.location)[3])
+        return (semis[0], semis[1]) if len(semis) == 2 else None
+
+    def switch(self, c: ci.Cursor) -> N.Stmt:
+        ch = list(c.get_children())
+        if len(ch) != 2:
+            return N.UnsupportedStmt("switch with an init statement", span=self.span(c))
+        flat: list[N.Stmt] = []
+        labels: list[tuple[int | None, int]] = []
+
+        def visit(s: ci.Cursor):
+            if s.kind == CK.CASE_STMT:
+                kids = list(s.get_children())
+                value = clangx.evaluate_int(kids[0])
+                if value is None:
+                    flat.append(N.UnsupportedStmt("case label that is not a constant", span=self.span(s)))
+                    return
+                labels.append((value, len(flat)))
+                visit(kids[-1])
+            elif s.kind == CK.DEFAULT_STMT:
+                labels.append((None, len(flat)))
+                kids = list(s.get_children())
+                if kids:
+                    visit(kids[-1])
+            else:
+                flat.extend(self.stmts(s))
+
+        body = ch[1]
+        if body.kind == CK.COMPOUND_STMT:
+            for s in body.get_children():
+                visit(s)
+        else:
+            visit(body)
+        return N.Switch(self.expr(ch[0]), tuple(flat), tuple(labels), span=self.span(c))
+
+    def asm(self, c: ci.Cursor) -> N.Expr:
+        n_out = 0
+        section = 0
+        depth = 0
+        for tok in c.get_tokens():
+            s = tok.spelling
+            if s == "(":
+                depth += 1
+            elif s == ")":
+                depth -= 1
+            elif s == ":" and depth == 1:
+                section += 1
+            elif section == 1 and depth == 1 and tok.kind == ci.TokenKind.LITERAL and s.startswith('"'):
+                n_out += 1
+        exprs = [self.expr(e) for e in c.get_children() if _is_expr(e)]
+        return N.Asm(tuple(exprs[:n_out]), tuple(exprs[n_out:]), span=self.span(c))
+
+    # ------------------------------------------------------------ expressions
+
+    def expr(self, c: ci.Cursor) -> N.Expr:
+        try:
+            return self._expr(c)
+        except (ValueError, AttributeError, IndexError, KeyError) as exc:  # libclang gave a shape we do not know
+            if _DEBUG:
+                raise
+            return N.Unsupported(f"expression {c.kind.name.lower()} ({exc.__class__.__name__})", self.types(c.type), span=self.span(c))
+
+    def _expr(self, c: ci.Cursor) -> N.Expr:
+        k = c.kind
+        sp = self.span(c)
+        ty = self.types(c.type)
+        if k == CK.UNEXPOSED_EXPR:
+            return self.unexposed(c, ty, sp)
+        if k == CK.PAREN_EXPR:
+            return self.expr(next(iter(c.get_children())))
+        if k in _CONSTANT_KINDS:
+            value = clangx.evaluate_int(c)
+            if value is None and k == CK.CXX_BOOL_LITERAL_EXPR:
+                value = 1 if any(t.spelling == "true" for t in c.get_tokens()) else 0
+            if value is None:
+                return N.Unsupported(f"constant {k.name.lower()}", ty, span=sp)
+            return N.IntLit(value, ty, span=sp)
+        if k == CK.FLOATING_LITERAL:
+            return N.FloatLit(ty, span=sp)
+        if k in (CK.STRING_LITERAL, CK.OBJC_STRING_LITERAL):
+            return N.StrLit(ty, span=sp)
+        if k in (CK.CXX_NULL_PTR_LITERAL_EXPR, CK.GNU_NULL_EXPR):
+            return N.NullLit(ty, span=sp)
+        if k == CK.DECL_REF_EXPR:
+            return self.decl_ref(c, ty, sp)
+        if k == CK.MEMBER_REF_EXPR:
+            return self.member(c, ty, sp)
+        if k == CK.ARRAY_SUBSCRIPT_EXPR:
+            base, idx = list(c.get_children())
+            b, i = self.expr(base), self.expr(idx)
+            if isinstance(b.ty, (T.IntType, T.BoolType)) and isinstance(i.ty, (T.PtrType, T.ArrayType)):
+                b, i = i, b
+            return N.Index(b, i, ty, span=sp)
+        if k == CK.CALL_EXPR:
+            return self.call(c, ty, sp)
+        if k == CK.UNARY_OPERATOR:
+            op = clangx.unop(c)
+            operand = self.expr(next(iter(c.get_children())))
+            if op in ("pre++", "pre--", "post++", "post--"):
+                return N.IncDec(op[-2:], op.startswith("pre"), operand, ty, span=sp)
+            if op == "&":
+                return N.AddrOf(operand, ty, span=sp)
+            if op == "*":
+                return N.Deref(operand, ty, span=sp)
+            if op in ("-", "+", "~", "!"):
+                return N.Unary(op, operand, ty, span=sp)
+            if op == "__extension__":
+                return operand
+            return N.Unsupported(f"unary operator {op}", ty, span=sp)
+        if k in (CK.BINARY_OPERATOR, CK.COMPOUND_ASSIGNMENT_OPERATOR):
+            op = clangx.binop(c)
+            lhs, rhs = [self.expr(x) for x in c.get_children()]
+            if op.endswith("=") and op not in ("==", "!=", "<=", ">="):
+                return N.Assign(op, lhs, rhs, ty, span=sp)
+            if op in (".*", "->*", "<=>", "?"):
+                return N.Unsupported(f"operator {op}", ty, span=sp)
+            return N.Binary(op, lhs, rhs, ty, span=sp)
+        if k == CK.CONDITIONAL_OPERATOR:
+            a, b, d = [self.expr(x) for x in c.get_children()]
+            return N.Cond(a, b, d, ty, span=sp)
+        if k in _CAST_KINDS:
+            operand = [x for x in c.get_children() if _is_expr(x)]
+            if not operand:
+                return N.Unsupported("cast without operand", ty, span=sp)
+            inner = self.expr(operand[-1])
+            if isinstance(inner, N.Construct) and not isinstance(ty, (T.IntType, T.FloatType, T.PtrType, T.BoolType)):
+                return inner
+            return N.Cast(_CAST_KINDS[k], inner, ty, span=sp)
+        if k == CK.INIT_LIST_EXPR:
+            return N.InitList(tuple(self.expr(x) for x in c.get_children() if _is_expr(x)), ty, span=sp)
+        if k == CK.LAMBDA_EXPR:
+            return self.lambda_expr(c, ty, sp)
+        if k == CK.CXX_THIS_EXPR:
+            return N.This(ty, span=sp)
+        if k == CK.CXX_THROW_EXPR:
+            return N.Call("__kernelvet_throw", None, (), T.VOID, span=sp)
+        if k == CK.PACK_EXPANSION_EXPR:
+            return N.Unsupported("pack expansion", ty, span=sp)
+        return N.Unsupported(k.name.lower().replace("_", " "), ty, span=sp)
+
+    def unexposed(self, c: ci.Cursor, ty: T.Type, sp: N.Span) -> N.Expr:
+        ch = list(c.get_children())
+        if not ch:
+            # A default argument, a value-initialisation (T()), or an implicit member init.
+            value = clangx.evaluate_int(c)
+            if value is not None and isinstance(ty, (T.IntType, T.BoolType)):
+                return N.IntLit(value, ty, span=sp)
+            if isinstance(ty, T.PtrType):
+                return N.NullLit(ty, span=sp)
+            if isinstance(ty, T.FloatType):
+                return N.FloatLit(ty, span=sp)
+            if isinstance(ty, (T.StructType, T.OpaqueType, T.ArrayType)):
+                return N.Construct(ty.name, None, (), ty, span=sp)
+            return N.Unsupported("implicit expression", ty, span=sp)
+        exprs = [x for x in ch if _is_expr(x)]
+        if len(exprs) == 1 and len(ch) == 1:
+            inner = self.expr(exprs[0])
+            return self.implicit_cast(inner, ty, sp)
+        if len(exprs) == 1:
+            return self.implicit_cast(self.expr(exprs[0]), ty, sp)
+        return N.Unsupported("expression", ty, span=sp)
+
+    def implicit_cast(self, inner: N.Expr, ty: T.Type, sp: N.Span) -> N.Expr:
+        it = T.strip_ref(inner.ty)
+        ty = T.strip_ref(ty)
+        if _same_type(it, ty) or isinstance(it, T.FuncType) or isinstance(ty, T.VoidType):
+            return inner
+        if isinstance(it, T.ArrayType) and isinstance(ty, T.PtrType):
+            return N.Cast("decay", inner, ty, span=sp)
+        if isinstance(inner, N.Construct) or isinstance(ty, (T.StructType, T.OpaqueType, T.ClosureType)):
+            if isinstance(it, (T.StructType, T.OpaqueType, T.ClosureType)) or isinstance(inner, N.Construct):
+                return inner if isinstance(inner, N.Construct) or it.name == ty.name else N.Cast("base", inner, ty, span=sp)
+        return N.Cast("implicit", inner, ty, span=sp)
+
+    def decl_ref(self, c: ci.Cursor, ty: T.Type, sp: N.Span) -> N.Expr:
+        ref = c.referenced
+        if ref is None:
+            value = clangx.evaluate_int(c)
+            if value is not None:
+                return N.IntLit(value, ty, span=sp)
+            return N.Unsupported("reference to an unknown declaration", ty, span=sp)
+        rk = ref.kind
+        if rk == CK.ENUM_CONSTANT_DECL:
+            return N.IntLit(ref.enum_value, ty, span=sp)
+        if rk == CK.TEMPLATE_NON_TYPE_PARAMETER or c.spelling == "":
+            value = clangx.evaluate_int(c)
+            if value is not None:
+                return N.IntLit(value, ty, span=sp)
+        if rk in (CK.VAR_DECL, CK.PARM_DECL):
+            if isinstance(ty, (T.IntType, T.BoolType)) and ref.type.is_const_qualified():
+                value = clangx.evaluate_int(c)
+                if value is not None:
+                    return N.IntLit(value, ty, span=sp)
+            if rk == CK.VAR_DECL and clangx.has_global_storage(ref):
+                ident = _ident(ref)
+                if ident in self._local_statics:
+                    v = self._local_statics[ident]
+                    return N.Var(v, v.ty, span=sp)
+                name = qualified_name(ref)
+                if name not in self.program.globals:
+                    self.program.globals[name] = self.var(ref, self._global_storage(ref))
+                    init = clangx.var_initializer(ref)
+                    if init is not None and name not in ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"):
+                        self.program.global_inits[name] = self.expr(init)
+                return N.Global(name, ty, span=sp)
+            v = self.var(ref)
+            return N.Var(v, v.ty if not isinstance(v.ty, T.RefType) else v.ty, span=sp)
+        if rk in (CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE):
+            key = self.function(ref)
+            return N.Global(key or self.function_name(ref), T.FuncType(ref.spelling), span=sp)
+        return N.Unsupported(f"reference to {rk.name.lower()}", ty, span=sp)
+
+    def _global_storage(self, ref: ci.Cursor) -> str:
+        kids = list(ref.get_children())
+        if any(k.kind == CK.CUDASHARED_ATTR for k in kids):
+            return "extern_shared" if ref.type.kind == ci.TypeKind.INCOMPLETEARRAY else "shared"
+        if any(k.kind == CK.CUDACONSTANT_ATTR for k in kids):
+            return "constant"
+        return "global"
+
+    def member(self, c: ci.Cursor, ty: T.Type, sp: N.Span) -> N.Expr:
+        ref = c.referenced
+        kids = [x for x in c.get_children() if _is_expr(x)]
+        if ref is not None and ref.kind == CK.VAR_DECL:  # static data member
+            value = clangx.evaluate_int(c)
+            if value is not None and isinstance(ty, (T.IntType, T.BoolType)):
+                return N.IntLit(value, ty, span=sp)
+            return self.decl_ref(c, ty, sp)
+        if ref is not None and ref.kind == CK.ENUM_CONSTANT_DECL:
+            return N.IntLit(ref.enum_value, ty, span=sp)
+        if kids:
+            base = self.expr(kids[0])
+        else:
+            parent = ref.semantic_parent if ref is not None else None
+            base = N.This(T.PtrType(self.types(parent.type) if parent is not None else T.VOID), span=sp)
+        arrow = isinstance(T.strip_ref(base.ty), T.PtrType)
+        return N.Member(base, c.spelling, arrow, ty, span=sp)
+
+    def lambda_expr(self, c: ci.Cursor, ty: T.Type, sp: N.Span) -> N.Expr:
+        decl = c.type.get_declaration()
+        owner = self._stack[-1] if self._stack else "<toplevel>"
+        if decl.hash not in self._closures:
+            n = self._lambda_count.get(owner, 0)
+            self._lambda_count[owner] = n + 1
+            self._closures[decl.hash] = f"{owner}::lambda#{n}"
+        return N.Lambda(self._closures[decl.hash], (), T.ClosureType(self._closures[decl.hash]), span=sp)
+
+    def call(self, c: ci.Cursor, ty: T.Type, sp: N.Span) -> N.Expr:
+        ref = c.referenced
+        children = list(c.get_children())
+        if len(children) >= 2:
+            cfg = _unwrap(children[1])
+            if cfg.kind == CK.CALL_EXPR and cfg.spelling in _CONFIG_CALLS:
+                return self.launch(c, cfg, sp)
+        args_c = list(c.get_arguments())
+        if ref is None or ref.kind.is_invalid():
+            return N.Unsupported("call to an unresolved function", ty, span=sp)
+        if ref.kind == CK.CONSTRUCTOR:
+            key = self.function(ref)
+            ptypes = tuple(self.types(a.type) for a in ref.get_arguments())
+            return N.Construct(self.function_name(ref), key, tuple(self.expr(a) for a in args_c), ty, ptypes, span=sp)
+        if ref.kind in (CK.VAR_DECL, CK.PARM_DECL, CK.FIELD_DECL):
+            return N.Unsupported("call through a function pointer", ty, span=sp)
+        name = self.function_name(ref)
+        ptypes = tuple(self.types(a.type) for a in ref.get_arguments())
+        targs = self.template_args(ref)
+        is_method = ref.kind in _METHOD_KINDS and not ref.is_static_method()
+        this = None
+        if is_method:
+            callee = _unwrap(children[0]) if children else None
+            if callee is not None and callee.kind == CK.MEMBER_REF_EXPR:
+                kids = [x for x in callee.get_children() if _is_expr(x)]
+                if kids:
+                    this = self.expr(kids[0])
+                else:
+                    parent = ref.semantic_parent
+                    this = N.This(T.PtrType(self.types(parent.type)), span=sp)
+                args = tuple(self.expr(a) for a in args_c)
+            else:  # an operator call: the object is the first operand
+                if not args_c:
+                    return N.Unsupported(f"call to {name}", ty, span=sp)
+                this = self.expr(args_c[0])
+                args = tuple(self.expr(a) for a in args_c[1:])
+        else:
+            args = tuple(self.expr(a) for a in args_c)
+        # After the operands: a lambda operand registers its closure before its operator() lowers.
+        key = self.function(ref)
+        return N.Call(name, key, args, ty, this, None, targs, ptypes, span=sp)
+
+    def launch(self, c: ci.Cursor, cfg: ci.Cursor, sp: N.Span) -> N.Expr:
+        kernel = c.referenced
+        cfg_args = [self.expr(a) for a in cfg.get_arguments()]
+        while len(cfg_args) < 4:
+            cfg_args.append(N.IntLit(0, T.SIZE_T, span=sp) if len(cfg_args) == 2 else N.NullLit(T.PtrType(T.VOID), span=sp))
+        args = tuple(self.expr(a) for a in c.get_arguments())
+        if kernel is None or kernel.kind.is_invalid():
+            return N.Unsupported("launch of an unresolved kernel", T.VOID, span=sp)
+        key = self.function(kernel)
+        name = self.function_name(kernel)
+        targs = self.template_args(kernel)
+        display = f"{name}<{', '.join(targs)}>" if targs else name
+        return N.Launch(key, display, cfg_args[0], cfg_args[1], cfg_args[2], cfg_args[3], args, span=sp)
+
+
+def _same_type(a: T.Type, b: T.Type) -> bool:
+    if isinstance(a, T.IntType) and isinstance(b, T.IntType):
+        return a.bits == b.bits and a.signed == b.signed
+    if isinstance(a, T.PtrType) and isinstance(b, T.PtrType):
+        return _same_type(T.strip_ref(a.pointee), T.strip_ref(b.pointee)) or a.pointee.name == b.pointee.name
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (T.StructType, T.OpaqueType, T.FloatType)):
+        return a.name == b.name
+    return a == b

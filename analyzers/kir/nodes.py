@@ -1,0 +1,416 @@
+"""KIR nodes: expressions, statements and functions with source spans.
+
+Every node is a frozen dataclass. The span of a node is excluded from equality and repr, so the
+structural fingerprint of a function (see ``fingerprint``) does not change on a comment-only edit.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from .types import Type, VOID
+
+
+@dataclass(frozen=True)
+class Span:
+    file: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    text: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+NO_SPAN = Span("<unknown>", 0, 0, 0, 0, "")
+
+
+def _span():
+    return field(default=NO_SPAN, compare=False, repr=False)
+
+
+class Node:
+    span: Span
+
+
+# ---------------------------------------------------------------- declarations
+
+
+@dataclass(frozen=True)
+class VarDecl(Node):
+    id: int
+    name: str
+    ty: Type
+    storage: str = "local"  # local | param | shared | extern_shared | static | global | constant
+    span: Span = _span()
+
+
+# ---------------------------------------------------------------- expressions
+
+
+class Expr(Node):
+    ty: Type
+
+
+@dataclass(frozen=True)
+class IntLit(Expr):
+    value: int
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class FloatLit(Expr):
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class NullLit(Expr):
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class StrLit(Expr):
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Var(Expr):
+    decl: VarDecl
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Global(Expr):
+    """A namespace-scope variable: CUDA builtins (threadIdx, ...) or __constant__/__device__ data."""
+
+    name: str
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class This(Expr):
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Member(Expr):
+    base: Expr
+    field: str
+    arrow: bool
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Index(Expr):
+    base: Expr
+    index: Expr
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Deref(Expr):
+    operand: Expr
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class AddrOf(Expr):
+    operand: Expr
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Unary(Expr):
+    op: str  # '-', '~', '!', '+'
+    operand: Expr
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class IncDec(Expr):
+    op: str  # '++' or '--'
+    prefix: bool
+    operand: Expr
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Binary(Expr):
+    op: str
+    lhs: Expr
+    rhs: Expr
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Assign(Expr):
+    op: str  # '=', '+=', '-=', ...
+    lhs: Expr
+    rhs: Expr
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Cond(Expr):
+    cond: Expr
+    then: Expr
+    els: Expr
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Cast(Expr):
+    kind: str  # implicit | c | static | reinterpret | const | functional
+    operand: Expr
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Call(Expr):
+    """A call. ``func`` is the program key of a function with a body (None for a body-less or
+    modelled function); ``name`` is its qualified name; ``callee`` is set when the call goes through
+    a value (a lambda, a function pointer); ``this`` is the object for member calls."""
+
+    name: str
+    func: str | None
+    args: tuple[Expr, ...]
+    ty: Type
+    this: Expr | None = None
+    callee: Expr | None = None
+    template_args: tuple[str, ...] = ()
+    param_types: tuple[Type, ...] = ()
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Construct(Expr):
+    """Object construction: constructor call, functional cast to a class, value-initialisation."""
+
+    name: str
+    func: str | None
+    args: tuple[Expr, ...]
+    ty: Type
+    param_types: tuple[Type, ...] = ()
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class InitList(Expr):
+    elems: tuple[Expr, ...]
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Lambda(Expr):
+    key: str  # program key of the call operator
+    by_value: tuple[VarDecl, ...]  # captures copied at creation; others are by reference
+    ty: Type
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Launch(Expr):
+    kernel: str | None
+    name: str
+    grid: Expr
+    block: Expr
+    smem: Expr | None
+    stream: Expr | None
+    args: tuple[Expr, ...]
+    ty: Type = VOID
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Asm(Expr):
+    """Inline assembly: outputs become unconstrained values (an assumption the report names)."""
+
+    outputs: tuple[Expr, ...]
+    inputs: tuple[Expr, ...]
+    ty: Type = VOID
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Unsupported(Expr):
+    what: str
+    ty: Type = VOID
+    span: Span = _span()
+
+
+# ---------------------------------------------------------------- statements
+
+
+class Stmt(Node):
+    pass
+
+
+@dataclass(frozen=True)
+class Block(Stmt):
+    stmts: tuple[Stmt, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Decl(Stmt):
+    var: VarDecl
+    init: Expr | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class ExprStmt(Stmt):
+    expr: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class If(Stmt):
+    cond: Expr
+    then: Stmt
+    els: Stmt | None
+    init: Stmt | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class For(Stmt):
+    init: Stmt | None
+    cond: Expr | None
+    inc: Expr | None
+    body: Stmt
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class While(Stmt):
+    cond: Expr
+    body: Stmt
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class DoWhile(Stmt):
+    body: Stmt
+    cond: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Switch(Stmt):
+    """``labels`` maps case values (None for default) to positions in the flattened ``stmts``."""
+
+    cond: Expr
+    stmts: tuple[Stmt, ...]
+    labels: tuple[tuple[int | None, int], ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Return(Stmt):
+    value: Expr | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Break(Stmt):
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Continue(Stmt):
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class UnsupportedStmt(Stmt):
+    what: str
+    span: Span = _span()
+
+
+# ---------------------------------------------------------------- functions
+
+
+@dataclass(frozen=True)
+class Function(Node):
+    key: str
+    name: str  # qualified name, e.g. vllm::rms_norm_kernel
+    display: str  # instantiation, e.g. vllm::rms_norm_kernel<c10::BFloat16, 8>
+    params: tuple[VarDecl, ...]
+    ret: Type
+    body: Block | None
+    kind: str  # kernel | device | host | hostdevice | lambda
+    this_type: Type | None = None
+    span: Span = _span()
+
+
+@dataclass
+class Program:
+    """Everything lowered for one op: the functions it reaches, keyed by program key."""
+
+    functions: dict[str, Function] = field(default_factory=dict)
+    globals: dict[str, VarDecl] = field(default_factory=dict)
+    global_inits: dict[str, Expr] = field(default_factory=dict)
+
+    def callees(self, fn: Function) -> list[str]:
+        out: list[str] = []
+        _collect_calls(fn.body, out)
+        return out
+
+    def fingerprint(self, root: str) -> str:
+        """Structural hash of ``root`` and everything it calls (spans excluded)."""
+        seen: set[str] = set()
+        order: list[str] = []
+        stack = [root]
+        while stack:
+            key = stack.pop()
+            if key in seen or key not in self.functions:
+                continue
+            seen.add(key)
+            order.append(key)
+            stack.extend(self.callees(self.functions[key]))
+        h = hashlib.sha256()
+        for key in sorted(order):
+            h.update(repr(self.functions[key]).encode())
+        return h.hexdigest()
+
+
+def _collect_calls(node, out: list[str]) -> None:
+    if node is None:
+        return
+    if isinstance(node, (Call, Construct)) and node.func:
+        out.append(node.func)
+    elif isinstance(node, Launch) and node.kernel:
+        out.append(node.kernel)
+    elif isinstance(node, Lambda):
+        out.append(node.key)
+    for name in getattr(node, "__dataclass_fields__", {}):
+        if name == "span":
+            continue
+        value = getattr(node, name)
+        if isinstance(value, Node):
+            _collect_calls(value, out)
+        elif isinstance(value, tuple):
+            for item in value:
+                if isinstance(item, Node):
+                    _collect_calls(item, out)
