@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import z3
 
+from ..engine import ints
 from .base import Check, make_finding, span_key, value_of
 
 DEFAULT_SMEM = 48 * 1024
@@ -34,6 +35,14 @@ class LaunchCheck(Check):
              f"dynamic shared memory above {limit} bytes"),
         ]
         cond = z3.Or(*[r for r, _ in rules])
+        dims = list(ev.grid) + list(ev.block)
+        if all(v.math is None for v in dims + [ev.smem]):
+            g = [ints.I(v) for v in ev.grid]
+            b = [ints.I(v) for v in ev.block]
+            cond_i = z3.Or(b[0] > 1024, b[1] > 1024, b[2] > 64, g[0] > (1 << 31) - 1, g[1] > 65535, g[2] > 65535,
+                           *[x < 1 for x in g + b], ints.I(ev.smem) > limit)
+            if ctx.excluded(st.pc, cond_i):
+                return
         model = ctx.find_model(st.pc, cond, ev.span)
         if model is None:
             return

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import z3
 
+from ..engine import ints
 from .base import Check, depends_on_summary, make_finding, span_key, value_of
 
 CHECK_OF_REGION = {
@@ -38,11 +39,17 @@ class BoundsCheck(Check):
         off = ev.off
         if off.lo >= 0 and off.hi + ev.size <= region.size_lo:
             return  # in bounds for every value the interval allows
+        # In integers first: proves most accesses of a correct kernel in bounds in milliseconds.
+        oi, size_i = ints.I(off), region.size_iv
+        no_wrap = [z3.Not(s.iwraps) for s in sorted(off.sites, key=lambda s: s.id)]
+        guard_i = [ctx.lia.translate(ev.guard)] if ev.guard is not None else []
+        if size_i is not None and ctx.excluded(st.pc, z3.Or(oi < 0, oi + ev.size > size_i), *no_wrap, *guard_i):
+            return
         o = off.bv
         cond = z3.Or(o < 0, o + ev.size > region.size)
         if off.math is not None:
             # Not an effect of a wrapped index (the overflow check reports those): no site wraps.
-            cond = z3.And(cond, *[z3.Not(s.wraps) for s in off.sites])
+            cond = z3.And(cond, *[z3.Not(s.wraps) for s in sorted(off.sites, key=lambda s: s.id)])
         if ev.guard is not None:
             cond = z3.And(ev.guard, cond)
         model = ctx.find_model(st.pc, cond, ev.span)

@@ -28,20 +28,28 @@ class OverflowCheck(Check):
     def _sink(self, ctx, st, v, guard, span, what: str, stack) -> None:
         if v.math is None or not v.sites:
             return
+        ordered = sorted(v.sites, key=lambda s: s.id)  # deterministic queries, run to run
         for _ in range(MAX_SITES_PER_SINK):
-            pending = [s for s in v.sites if _key(ctx, s) not in ctx.reported]
+            pending = [s for s in ordered if _key(ctx, s) not in ctx.reported]
             if not pending:
                 return
+            guard_i = [ctx.lia.translate(guard)] if guard is not None else []
+            done_i = [z3.Not(s.iwraps) for s in ordered if _key(ctx, s) in ctx.reported]
+            if ctx.excluded(st.pc, z3.Or(*[s.iwraps for s in pending]), *done_i, *guard_i):
+                return  # no pending site can wrap on this path
             cond = widen(v.bv, v.ty.signed, MATH_BITS) != v.math
-            done = [s.wraps for s in v.sites if _key(ctx, s) in ctx.reported]
+            done = [s.wraps for s in ordered if _key(ctx, s) in ctx.reported]
             parts = [cond] + [z3.Not(w) for w in done] + ([guard] if guard is not None else [])
             cond = z3.And(*parts) if len(parts) > 1 else cond
-            model = ctx.find_model(st.pc, cond, span)
+            model = ctx.find_model(st.pc, cond, span, minimal=False)
             if model is None:
                 return
             wrapped = [s for s in pending if z3.is_true(model.eval(s.wraps, model_completion=True))]
             site = min(wrapped or pending, key=lambda s: s.id)
             ctx.mark(_key(ctx, site))
+            if _finding_key(ctx, site) in ctx.findings:
+                continue  # the same place is already reported (a wider expression starting there)
+            model = ctx.minimal(st.pc, z3.And(cond, site.wraps), model, span)
             summary = depends_on_summary(ctx, z3.And(cond, site.wraps))
             if summary is not None:
                 ctx.stuck("imprecise-loop", f"a possible wrap of `{site.span.text}` depends on {summary}, "
@@ -65,6 +73,11 @@ class OverflowCheck(Check):
             fix = widening_fix(site)
         return make_finding(ctx, st, check, msg, site.span, model, z3.And(cond, site.wraps), expression=sink_span,
                             access=sink_span, wrapped_type=site.ctype, trace=list(site.stack or stack), fix=fix)
+
+
+def _finding_key(ctx, site) -> tuple:
+    check = "narrowing" if site.kind == "conversion" else "overflow"
+    return (check, site.span.file, site.span.line, site.span.col, ctx.kernel or "")
 
 
 def _key(ctx, site) -> tuple:

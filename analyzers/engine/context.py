@@ -8,6 +8,7 @@ import z3
 
 from ..findings import Finding, Inconclusive
 from ..kir import nodes as N
+from . import lia
 from .solver import Solver, SolverUnknown
 from .values import Counter
 
@@ -46,6 +47,8 @@ class Context:
 
     def __post_init__(self):
         self.solver = Solver(self.options.query_timeout_ms)
+        self.lia = lia.Lia()
+        lia.use(self.lia)
         self.counter = Counter()
         self.findings: dict[tuple, Finding] = {}
         self.inconclusive: list[Inconclusive] = []
@@ -102,12 +105,26 @@ class Context:
 
     # ------------------------------------------------------------ queries
 
-    def find_model(self, pc: tuple, cond: z3.BoolRef, span: N.Span | None):
-        """A model of pc ∧ cond with the smallest user sizes, None if infeasible. An unknown answer
-        becomes an inconclusive reason at ``span``."""
+    def feasible(self, pc, cond: z3.BoolRef | None = None) -> bool:
+        """Whether a path can be taken: refuted in integers when possible, else asked of the
+        bit-vector solver (an unknown answer keeps the path: exploring one too many is sound)."""
+        parts = list(pc) + ([cond] if cond is not None else [])
+        if cond is not None and z3.is_false(cond):
+            return False
+        if self.lia.unsat(pc, *([self.lia.translate(cond)] if cond is not None else [])):
+            return False
+        return self.solver.feasible(parts)
+
+    def excluded(self, pc, *int_conds) -> bool:
+        """True when the integers prove that pc ∧ int_conds cannot hold."""
+        return self.lia.unsat(pc, *int_conds)
+
+    def find_model(self, pc: tuple, cond: z3.BoolRef, span: N.Span | None, minimal: bool = True):
+        """A model of pc ∧ cond (with the smallest user sizes when ``minimal``), None if infeasible.
+        An unknown answer becomes an inconclusive reason at ``span``."""
         constraints = list(pc) + [cond]
         try:
-            if self.options.minimal_witness and self.user_terms:
+            if minimal and self.options.minimal_witness and self.user_terms:
                 left = self.options.time_budget_s - (time.perf_counter() - self.start)
                 budget = int(min(self.options.witness_budget_ms, max(left * 1000 / 4, 50)))
                 return self.solver.minimal_model(constraints, self.user_terms, budget)
@@ -115,6 +132,12 @@ class Context:
         except SolverUnknown as exc:
             self.stuck("solver-unknown", f"the solver could not decide a check ({exc.reason})", span)
             return None
+
+    def minimal(self, pc: tuple, cond: z3.BoolRef, model, span: N.Span | None):
+        """``model`` replaced by one with the smallest user sizes, when it is worth the time."""
+        if not (self.options.minimal_witness and self.user_terms):
+            return model
+        return self.find_model(pc, cond, span) or model
 
     def witness(self, model: z3.ModelRef, cond: z3.ExprRef | None, thread) -> dict:
         """Values of every symbol that matters: user dims, model fields, dtype, thread, loop

@@ -31,6 +31,8 @@ class ExprOps:
                 *[c for c, p in v.alts if p.region.kind != "null"] or [z3.BoolVal(False)])
         if isinstance(v, (OpaqueV, FuncV, ClosureV)):
             return z3.BoolVal(True)
+        if isinstance(v, IntV):
+            return ints.truth_of(v)
         try:
             return bool_of(v)
         except TypeError:
@@ -386,7 +388,8 @@ class ExprOps:
         else:
             base_bv = self.region_base(p.region, st)
         addr = base_bv + p.off.bv
-        v = IntV(T.UINT64, addr, 0, T.UINT64.max)
+        base_iv = self.region_base_int(p.region) if p.region.kind != "null" else 0
+        v = IntV(T.UINT64, addr, 0, T.UINT64.max, iv=base_iv + ints.I(p.off))
         return ints.convert(v, to, span) if to.bits != 64 or to.signed else v
 
     def coerce(self, v: Val, ty: T.Type, span: N.Span, st: State) -> Val:

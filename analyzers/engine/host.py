@@ -10,7 +10,7 @@ import z3
 from .. import binding as B
 from ..kir import nodes as N
 from ..kir import types as T
-from . import ints
+from . import ints, lia
 from .context import Symbol
 from .events import LaunchEvent, Sink
 from .memory import PathEnd
@@ -47,14 +47,15 @@ class HostOps:
             self.ctx.symbol(d.name, bv, "user")
             self.ctx.user_terms.append(bv)
             st.assume(z3.And(bv >= d.lo, bv <= d.hi))
-            self.dims[d.name] = IntV(T.INT64, bv, d.lo, d.hi)
+            self.dims[d.name] = IntV(T.INT64, bv, d.lo, d.hi, iv=lia.CURRENT.var(d.name, d.lo, d.hi))
         for name, expr in inst.derived:
             v = self.sym_int(expr, fn.span)
             # Its own symbol, tied by an equation: checks that only need num_tokens then never have
             # to reason through the product batch * seq_len.
             sym = narrow_symbol(name, max(v.lo, 0), max(v.hi, 0)) if v.lo >= 0 else z3.BitVec(name, 64)
-            st.assume(sym == v.bv)
-            v = IntV(T.INT64, sym, v.lo, v.hi)
+            iv = lia.CURRENT.var(name, v.lo, v.hi)
+            st.assume(lia.CURRENT.register(sym == v.bv, iv == ints.I(v)))
+            v = IntV(T.INT64, sym, v.lo, v.hi, iv=iv)
             self.dims[name] = v
             self.ctx.symbol(name, sym, "derived")
         for c in inst.constraints:
@@ -101,9 +102,10 @@ class HostOps:
                 # Python ints reach C++ through the op's schema (int64) or pybind11, which rejects values
                 # that do not fit: the argument is in range of the parameter's type.
                 x = v.bv
-                st.assume(z3.And(x >= ty.min, x <= ty.max) if ty.bits < 64 or ty.signed else x >= 0)
+                st.assume(lia.CURRENT.register(z3.And(x >= ty.min, x <= ty.max) if ty.bits < 64 or ty.signed else x >= 0,
+                                               z3.And(ints.I(v) >= ty.min, ints.I(v) <= ty.max)))
                 bv = z3.Extract(ty.bits - 1, 0, x) if ty.bits < 64 else x
-                return IntV(ty, bv, max(v.lo, ty.min), min(v.hi, ty.max))
+                return IntV(ty, bv, max(v.lo, ty.min), min(v.hi, ty.max), iv=ints.I(v))
             if arg is None or (isinstance(arg, B.ScalarArg) and arg.value is None):
                 v = fresh_value(ty, p.name, self.ctx.counter)
                 if isinstance(v, IntV):
@@ -120,7 +122,7 @@ class HostOps:
     def make_tensor(self, name: str, arg: B.TensorArg, st: State, span: N.Span) -> TensorV:
         dims = tuple(self.sym_int(e, span) for e in arg.shape)
         for d in dims:
-            st.assume(d.bv >= 0)
+            st.assume(lia.CURRENT.register(d.bv >= 0, ints.I(d) >= 0))
         size = B.DTYPE_SIZES.get(arg.dtype)
         if size is None:
             raise BindingError(f"tensor '{name}': unknown dtype {arg.dtype!r}")
@@ -233,19 +235,28 @@ class HostOps:
             fields = {}
             for axis, limit in zip("xyz", limits):
                 v = dim.fields[axis]
-                kst.assume(z3.And(z3.UGE(v.bv, lo), z3.ULE(v.bv, limit)))
-                fields[axis] = IntV(UINT, v.bv, max(v.lo, lo), max(min(v.hi, limit), lo), v.math, v.sites)
+                machine = ints.machine_int(v)
+                kst.assume(lia.CURRENT.register(z3.And(z3.UGE(v.bv, lo), z3.ULE(v.bv, limit)),
+                                                z3.And(machine >= lo, machine <= limit)))
+                fields[axis] = IntV(UINT, v.bv, max(v.lo, lo), max(min(v.hi, limit), lo), v.math, v.sites, None,
+                                    ints.I(v))
             refined[name] = StructV(DIM3, fields)
         b = refined["block"].fields
-        kst.assume(z3.ULE(z3.ZeroExt(32, b["x"].bv) * z3.ZeroExt(32, b["y"].bv) * z3.ZeroExt(32, b["z"].bv), 1024))
+        machine = {a: ints.machine_int(v) for a, v in b.items()}
+        kst.assume(lia.CURRENT.register(
+            z3.ULE(z3.ZeroExt(32, b["x"].bv) * z3.ZeroExt(32, b["y"].bv) * z3.ZeroExt(32, b["z"].bv), 1024),
+            machine["x"] * machine["y"] * machine["z"] <= 1024))
         symbols = []
         tid, bid = {}, {}
         for axis in "xyz":
             for store, var, dim in ((bid, "blockIdx", refined["grid"]), (tid, "threadIdx", refined["block"])):
                 bound = dim.fields[axis]
-                bv = z3.BitVec(self.ctx.fresh_name(f"{var}.{axis}"), 32)
-                kst.assume(z3.ULT(bv, bound.bv))
-                store[axis] = IntV(UINT, bv, 0, max(bound.hi - 1, 0))
+                name = self.ctx.fresh_name(f"{var}.{axis}")
+                bv = z3.BitVec(name, 32)
+                iv = lia.CURRENT.var(name, 0, max(bound.hi - 1, 0))
+                bound_iv = ints.machine_int(bound)
+                kst.assume(lia.CURRENT.register(z3.ULT(bv, bound.bv), iv < bound_iv))
+                store[axis] = IntV(UINT, bv, 0, max(bound.hi - 1, 0), iv=iv)
                 if not (bound.lo == bound.hi == 1):
                     symbols.append(Symbol(f"{var}.{axis}", bv, "thread", False))
         dyn = self.new_region("dynamic_shared", f"dynamic shared memory of {e.name}", smem, e.span, align=16)
@@ -327,12 +338,19 @@ class HostOps:
         """The address of an object: positive and aligned as its allocator aligns it."""
         key = ("base", region.id)
         if key not in self._statics:
-            base = z3.BitVec(self.ctx.fresh_name(f"address_of_{region.name}"), 64)
-            self._statics[key] = (base, z3.And(z3.UGT(base, 0), z3.URem(base, region.align) == 0, z3.ULT(base, 1 << 48)))
-        base, constraint = self._statics[key]
+            name = self.ctx.fresh_name(f"address_of_{region.name}")
+            base = z3.BitVec(name, 64)
+            base_iv = lia.CURRENT.var(name, 1, (1 << 48) - 1)
+            constraint = lia.CURRENT.register(z3.And(z3.UGT(base, 0), z3.URem(base, region.align) == 0, z3.ULT(base, 1 << 48)),
+                                              base_iv % region.align == 0)
+            self._statics[key] = (base, constraint, base_iv)
+        base, constraint, _ = self._statics[key]
         if not any(c is constraint for c in st.pc):
             st.assume(constraint)
         return base
+
+    def region_base_int(self, region: Region):
+        return self._statics[("base", region.id)][2]
 
     # ------------------------------------------------------------ events
 

@@ -41,7 +41,7 @@ def analyze(program: N.Program, fn: N.Function, inst: B.Instance, checks: list, 
     result = InstanceResult(fn.display, name or fn.display, list(models or []), inst.dtype, "verified")
     try:
         st = interp.setup(fn, inst)
-        if not ctx.solver.feasible(list(st.pc)):
+        if not ctx.feasible(st.pc):
             ctx.stuck("binding-infeasible", "the binding's constraints admit no input size", fn.span)
         else:
             end = interp.exec_block(fn.body.stmts if fn.body else (), [st])

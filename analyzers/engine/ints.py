@@ -3,7 +3,8 @@
 Operands arrive already converted by the front end (clang makes promotions and the usual arithmetic
 conversions explicit); what is left here is each operation done exactly as C does it, the exact
 mathematical result beside it, and a wrap site wherever the two may differ. Intervals (sound bounds
-that ignore path conditions) let most operations prove on the spot that they cannot wrap.
+that ignore path conditions) let most operations prove on the spot that they cannot wrap. Each
+result also carries its exact value as an integer term (``iv``, see lia.py).
 """
 from __future__ import annotations
 
@@ -11,31 +12,52 @@ import z3
 
 from ..kir import nodes as N
 from ..kir import types as T
-from .values import MATH_BITS, BoolV, IntV, WrapSite, new_site_id, widen
+from . import lia
+from .values import MATH_BITS, BoolV, IntV, WrapSite, const_int, new_site_id, widen
 
 # Operations that can wrap, and so create sites, only when at most this wide (as Model2Kernel and
 # real bugs: 64-bit index arithmetic does not overflow for bounded shapes).
 SITE_MAX_BITS = 32
 
 
+def I(v: IntV) -> z3.ArithRef:
+    """The exact value of ``v`` as an integer term."""
+    if v.iv is not None:
+        return v.iv
+    if v.math is None:
+        return lia.CURRENT.bounded(v.bv, v.lo, v.hi)
+    return lia.CURRENT.bounded(v.math, None, None)
+
+
 def _fits(lo: int, hi: int, ty: T.IntType) -> bool:
     return ty.min <= lo and hi <= ty.max
 
 
-def _site(kind: str, span: N.Span, ty: T.IntType, wraps: z3.BoolRef, stack, from_type: str | None = None,
-          machine=None, exact=None) -> WrapSite:
-    return WrapSite(new_site_id(), kind, span, ty.name, from_type, wraps, tuple(stack), machine, exact, ty.signed)
+def _outside(iv: z3.ArithRef, ty: T.IntType) -> z3.BoolRef:
+    return z3.Or(iv < ty.min, iv > ty.max)
+
+
+def _site(kind: str, span: N.Span, ty: T.IntType, wraps: z3.BoolRef, stack, from_type: str | None,
+          machine, exact, exact_iv) -> WrapSite:
+    return WrapSite(new_site_id(), kind, span, ty.name, from_type, wraps, tuple(stack), machine, exact, ty.signed,
+                    _outside(exact_iv, ty))
 
 
 def _interpret(lo: int, hi: int, ty: T.IntType) -> tuple[int, int]:
     return (lo, hi) if _fits(lo, hi, ty) else (ty.min, ty.max)
 
 
+def _abstract(ty: T.IntType, bv, lo: int, hi: int, **kw) -> IntV:
+    """A result the integers do not follow: its integer twin is bounded by the interval only."""
+    return IntV(ty, bv, lo, hi, iv=lia.CURRENT.bounded(bv, lo, hi), **kw)
+
+
 def convert(v: IntV, to: T.IntType, span: N.Span, stack=()) -> IntV:
     """An integral conversion (implicit or explicit) to ``to``."""
     fr = v.ty
+    iv = I(v)
     if fr.bits == to.bits and fr.signed == to.signed:
-        return IntV(to, v.bv, v.lo, v.hi, v.math, v.sites)
+        return IntV(to, v.bv, v.lo, v.hi, v.math, v.sites, v.scaled, iv)
     if to.bits > fr.bits:
         bv = z3.SignExt(to.bits - fr.bits, v.bv) if fr.signed else z3.ZeroExt(to.bits - fr.bits, v.bv)
     elif to.bits < fr.bits:
@@ -43,26 +65,29 @@ def convert(v: IntV, to: T.IntType, span: N.Span, stack=()) -> IntV:
     else:
         bv = v.bv
     if _fits(v.lo, v.hi, to):
-        return IntV(to, bv, v.lo, v.hi, v.math, v.sites)
+        return IntV(to, bv, v.lo, v.hi, v.math, v.sites, v.scaled if v.math is None else None, iv)
     width = max(fr.bits, to.bits) + 1
     wraps = widen(bv, to.signed, width) != widen(v.bv, fr.signed, width)
     if z3.is_false(z3.simplify(wraps)):
-        return IntV(to, bv, to.min, to.max, v.math, v.sites)
-    site = _site("conversion", span, to, wraps, stack, fr.name, bv, widen(v.bv, fr.signed, MATH_BITS))
-    return IntV(to, bv, to.min, to.max, v.exact, v.sites | {site})
-
-
-def const(value: int, ty: T.IntType) -> IntV:
-    from .values import const_int
-    return const_int(value, ty)
+        return IntV(to, bv, to.min, to.max, v.math, v.sites, None, iv)
+    site = _site("conversion", span, to, wraps, stack, fr.name, bv, widen(v.bv, fr.signed, MATH_BITS), machine_int(v))
+    return IntV(to, bv, to.min, to.max, v.exact, v.sites | {site}, None, iv)
 
 
 def from_bool(b: BoolV, to: T.IntType) -> IntV:
-    return IntV(to, z3.If(b.term, z3.BitVecVal(1, to.bits), z3.BitVecVal(0, to.bits)), 0, 1)
+    bv = z3.If(b.term, z3.BitVecVal(1, to.bits), z3.BitVecVal(0, to.bits))
+    return IntV(to, bv, 0, 1, iv=z3.If(lia.CURRENT.translate(b.term), z3.IntVal(1), z3.IntVal(0)))
 
 
 def to_bool(v: IntV) -> BoolV:
-    return BoolV(v.bv != 0)
+    return BoolV(truth_of(v))
+
+
+def truth_of(v: IntV) -> z3.BoolRef:
+    term = v.bv != 0
+    if v.math is None:
+        lia.CURRENT.register(term, I(v) != 0)
+    return term
 
 
 def _corners(op, a: IntV, b: IntV) -> tuple[int, int]:
@@ -94,12 +119,37 @@ def _exact(op: str, x: z3.BitVecRef, y: z3.BitVecRef, signed: bool) -> z3.BitVec
     raise ValueError(op)
 
 
+def _int_op(op: str, a: IntV, b: IntV, lo: int, hi: int) -> z3.ArithRef | None:
+    """The exact result as an integer term, or None where integers would need case splits."""
+    x, y = I(a), I(b)
+    if op == "+":
+        return x + y
+    if op == "-":
+        return x - y
+    if op == "*":
+        return x * y
+    nonneg = a.lo >= 0 and b.lo > 0
+    if op == "/" and nonneg:
+        return x / y  # z3's integer division floors: the same as C for non-negative operands
+    if op == "%" and nonneg:
+        return x % y
+    k = b.concrete()
+    if op == "<<" and k is not None and 0 <= k < 64:
+        return x * (1 << k)
+    if op == ">>" and k is not None and 0 <= k < 64 and a.lo >= 0:
+        return x / (1 << k)
+    if op == "&" and a.lo >= 0 and k is not None and k >= 0 and (k + 1) & k == 0:
+        return x % (k + 1)  # a mask of low bits
+    return None
+
+
 def arith(op: str, a: IntV, b: IntV, ty: T.IntType, span: N.Span, stack=()) -> IntV:
     """``a op b`` computed in type ``ty`` (operands already of that type; shifts excepted)."""
     signed = ty.signed
+    shift = None
     if op in ("<<", ">>"):
         shift = b
-        b = IntV(ty, widen(b.bv, b.ty.signed, ty.bits), b.lo, b.hi, None, b.sites)
+        b = IntV(ty, widen(b.bv, b.ty.signed, ty.bits), b.lo, b.hi, None, b.sites, iv=I(b))
     x, y = a.bv, b.bv
     if op == "/" and b.concrete() and a.scaled is not None and a.scaled[1] % b.concrete() == 0 \
             and a.math is None and b.math is None:
@@ -107,25 +157,25 @@ def arith(op: str, a: IntV, b: IntV, ty: T.IntType, span: N.Span, stack=()) -> I
         base, factor = a.scaled
         q = factor // b.concrete()
         base = convert(base, ty, span, stack) if base.ty != ty else base
-        return base if q == 1 else arith("*", base, const(q, ty), ty, span, stack)
+        return base if q == 1 else arith("*", base, const_int(q, ty), ty, span, stack)
     if op in ("/", "%") and a.lo >= 0 and b.lo > 0:
         # Non-negative operands: unsigned division at the width the values need gives the same
         # result, and a narrow divider is far cheaper for the solver.
         w = max(a.hi.bit_length(), b.hi.bit_length(), 1) + 1
         f = z3.UDiv if op == "/" else z3.URem
-        if w < ty.bits:
-            r = z3.ZeroExt(ty.bits - w, f(z3.Extract(w - 1, 0, x), z3.Extract(w - 1, 0, y)))
-        else:
-            r = f(x, y)
+        r = z3.ZeroExt(ty.bits - w, f(z3.Extract(w - 1, 0, x), z3.Extract(w - 1, 0, y))) if w < ty.bits else f(x, y)
     else:
         # C division truncates toward zero, as SMT-LIB bvsdiv does.
         r = _exact(op, x, y, signed)
-    lo, hi, can_wrap = _bounds(op, a, b if op not in ("<<", ">>") else shift, ty)
+    lo, hi, can_wrap = _bounds(op, a, b if shift is None else shift, ty)
     divergent = a.math is not None or b.math is not None
     sites = a.sites | b.sites
     if op in ("&", "|", "^") and not signed:
         # Bit manipulation on unsigned values is modular on purpose (hashes, masks).
-        return IntV(ty, r, *_interpret(lo, hi, ty))
+        lo, hi = _interpret(lo, hi, ty)
+        iv = _int_op(op, a, b, lo, hi) if not divergent else None
+        return IntV(ty, r, lo, hi, iv=iv) if iv is not None else _abstract(ty, r, lo, hi)
+    iv = _int_op(op, a, b, lo, hi)
     if not can_wrap:
         math = _exact(op, a.exact, b.exact, True) if divergent else None
         scaled = None
@@ -134,19 +184,45 @@ def arith(op: str, a: IntV, b: IntV, ty: T.IntType, span: N.Span, stack=()) -> I
                 scaled = (a, b.concrete()) if a.scaled is None else (a.scaled[0], a.scaled[1] * b.concrete())
             elif a.concrete() and b.lo >= 0:
                 scaled = (b, a.concrete()) if b.scaled is None else (b.scaled[0], b.scaled[1] * a.concrete())
-        return IntV(ty, r, lo, hi, math, sites, scaled)
+        if iv is None:
+            return _abstract(ty, r, lo, hi, math=math, sites=sites, scaled=scaled) if math is None else \
+                IntV(ty, r, lo, hi, math, sites, scaled, lia.CURRENT.bounded(math, None, None))
+        return IntV(ty, r, lo, hi, math, sites, scaled, iv)
     math = _exact(op, a.exact, b.exact, True)
+    if iv is None:
+        iv = lia.CURRENT.bounded(math, None, None)
     if ty.bits > SITE_MAX_BITS or op not in ("+", "-", "*", "<<"):
-        return IntV(ty, r, ty.min, ty.max, math if divergent else None, sites)
+        return IntV(ty, r, ty.min, ty.max, math if divergent else None, sites, None, iv if divergent else
+                    lia.CURRENT.bounded(r, ty.min, ty.max))
     width = 2 * ty.bits + 2
     wide = _exact(op, widen(x, signed, width), widen(y, signed if op != "<<" else False, width), True)
     wraps = widen(r, signed, width) != wide
     if op == "<<":
         wraps = z3.Or(wraps, z3.UGE(y, ty.bits))
     if z3.is_false(z3.simplify(wraps)):
-        return IntV(ty, r, ty.min, ty.max, math if divergent else None, sites)
-    site = _site(op, span, ty, wraps, stack, None, r, widen(wide, True, MATH_BITS))
-    return IntV(ty, r, ty.min, ty.max, math, sites | {site})
+        return IntV(ty, r, ty.min, ty.max, math if divergent else None, sites, None, iv)
+    # The site's own exact result, from its machine operands: what ``iwraps`` bounds.
+    operands_exact = _int_op(op, _machine(a), _machine(b), lo, hi)
+    if operands_exact is None:
+        operands_exact = lia.CURRENT.bounded(wide, None, None)
+    site = _site(op, span, ty, wraps, stack, None, r, widen(wide, True, MATH_BITS), operands_exact)
+    return IntV(ty, r, ty.min, ty.max, math, sites | {site}, None, iv)
+
+
+def _machine(v: IntV) -> IntV:
+    """``v`` read as its machine value (what an operation receives)."""
+    if v.math is None:
+        return v
+    return IntV(v.ty, v.bv, v.ty.min, v.ty.max, iv=machine_int(v))
+
+
+def machine_int(v: IntV) -> z3.ArithRef:
+    """The machine value of ``v`` as an integer: its exact value reduced into the type's range
+    (two's complement), which is what the hardware computes, and linear for z3."""
+    if v.math is None:
+        return I(v)
+    span = 1 << v.ty.bits
+    return (I(v) - v.ty.min) % span + v.ty.min
 
 
 def _bounds(op: str, a: IntV, b: IntV, ty: T.IntType) -> tuple[int, int, bool]:
@@ -190,51 +266,55 @@ def negate(a: IntV, span: N.Span, stack=()) -> IntV:
     ty = a.ty
     r = -a.bv
     if not ty.signed:
-        return IntV(ty, r, *_interpret(-a.hi, -a.lo, ty))  # modular negation is deliberate
+        return _abstract(ty, r, *_interpret(-a.hi, -a.lo, ty))  # modular negation is deliberate
     lo, hi = -a.hi, -a.lo
     if _fits(lo, hi, ty):
-        return IntV(ty, r, lo, hi, (-a.math) if a.math is not None else None, a.sites)
+        return IntV(ty, r, lo, hi, (-a.math) if a.math is not None else None, a.sites, None, -I(a))
     wraps = a.bv == z3.BitVecVal(1 << (ty.bits - 1), ty.bits)
-    site = _site("neg", span, ty, wraps, stack, None, r, -widen(a.bv, True, MATH_BITS))
-    return IntV(ty, r, ty.min, ty.max, -a.exact, a.sites | {site})
+    site = _site("neg", span, ty, wraps, stack, None, r, -widen(a.bv, True, MATH_BITS), -I(_machine(a)))
+    return IntV(ty, r, ty.min, ty.max, -a.exact, a.sites | {site}, None, -I(a))
 
 
 def bitnot(a: IntV) -> IntV:
     ty = a.ty
     r = ~a.bv
     if ty.signed and _fits(-a.hi - 1, -a.lo - 1, ty):
-        return IntV(ty, r, -a.hi - 1, -a.lo - 1, (~a.math) if a.math is not None else None, a.sites)
-    return IntV(ty, r, ty.min, ty.max)
+        return IntV(ty, r, -a.hi - 1, -a.lo - 1, (~a.math) if a.math is not None else None, a.sites, None, -I(a) - 1)
+    if not ty.signed and a.math is None:
+        return IntV(ty, r, ty.max - a.hi, ty.max - a.lo, iv=ty.max - I(a))
+    return _abstract(ty, r, ty.min, ty.max)
 
 
 def compare(op: str, a: IntV, b: IntV) -> BoolV:
     x, y = a.bv, b.bv
     signed = a.ty.signed
     # Decide on intervals when they do not overlap: saves the solver most loop and guard tests.
-    if op == "==":
+    if op in ("==", "!="):
         if a.hi < b.lo or b.hi < a.lo:
-            return BoolV(z3.BoolVal(False))
+            return BoolV(z3.BoolVal(op == "!="))
         if a.lo == a.hi == b.lo == b.hi:
-            return BoolV(z3.BoolVal(True))
-        return BoolV(x == y)
-    if op == "!=":
-        if a.hi < b.lo or b.hi < a.lo:
-            return BoolV(z3.BoolVal(True))
-        if a.lo == a.hi == b.lo == b.hi:
-            return BoolV(z3.BoolVal(False))
-        return BoolV(x != y)
-    decided = _decide(op, a, b)
-    if decided is not None:
-        return BoolV(z3.BoolVal(decided))
-    if op == "<":
-        return BoolV(x < y if signed else z3.ULT(x, y))
-    if op == "<=":
-        return BoolV(x <= y if signed else z3.ULE(x, y))
-    if op == ">":
-        return BoolV(x > y if signed else z3.UGT(x, y))
-    if op == ">=":
-        return BoolV(x >= y if signed else z3.UGE(x, y))
-    raise ValueError(op)
+            return BoolV(z3.BoolVal(op == "=="))
+        term = x == y if op == "==" else x != y
+    else:
+        decided = _decide(op, a, b)
+        if decided is not None:
+            return BoolV(z3.BoolVal(decided))
+        if op == "<":
+            term = x < y if signed else z3.ULT(x, y)
+        elif op == "<=":
+            term = x <= y if signed else z3.ULE(x, y)
+        elif op == ">":
+            term = x > y if signed else z3.UGT(x, y)
+        elif op == ">=":
+            term = x >= y if signed else z3.UGE(x, y)
+        else:
+            raise ValueError(op)
+    if a.math is None and b.math is None:
+        # Values that cannot have wrapped compare as their integers do.
+        ia, ib = I(a), I(b)
+        lia.CURRENT.register(term, {"==": ia == ib, "!=": ia != ib, "<": ia < ib, "<=": ia <= ib,
+                                    ">": ia > ib, ">=": ia >= ib}[op])
+    return BoolV(term)
 
 
 def _decide(op: str, a: IntV, b: IntV) -> bool | None:
@@ -256,7 +336,8 @@ def ite(c: z3.BoolRef, a: IntV, b: IntV) -> IntV:
         math = None
     else:
         math = z3.If(c, a.exact, b.exact)
-    return IntV(a.ty, z3.If(c, a.bv, b.bv), min(a.lo, b.lo), max(a.hi, b.hi), math, a.sites | b.sites)
+    iv = z3.If(lia.CURRENT.translate(c), I(a), I(b))
+    return IntV(a.ty, z3.If(c, a.bv, b.bv), min(a.lo, b.lo), max(a.hi, b.hi), math, a.sites | b.sites, None, iv)
 
 
 def rank(t: T.IntType) -> int:
@@ -282,6 +363,3 @@ def usual_arithmetic(a: T.IntType, b: T.IntType) -> T.IntType:
     if s.bits > u.bits:
         return s
     return T.IntType(s.bits, False, "unsigned " + s.name)
-
-
-MATH_ZERO = z3.BitVecVal(0, MATH_BITS)

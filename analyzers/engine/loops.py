@@ -15,11 +15,11 @@ import z3
 
 from ..kir import nodes as N
 from ..kir import types as T
-from . import ints
+from . import ints, lia
 from .events import Sink
 from .memory import PathEnd
 from .state import State, fresh_value, merge_all
-from .values import MATH_BITS, IntV, Loc, PtrV, const_int, widen
+from .values import MATH_BITS, IntV, Loc, PtrV, WrapSite, const_int, new_site_id, widen
 
 K_BITS = 40  # iterations of one loop by one thread: at most 2^40
 
@@ -250,7 +250,7 @@ class LoopOps:
             self._bound_sink(shape, entry, loop)
             entry.assume(c)
         out: list[State] = []
-        if self.ctx.solver.feasible(list(entry.pc)):
+        if self.ctx.feasible(entry.pc):
             for y in self.run_stmt(body, entry):
                 if y.status == "break":
                     y.status = "ok"
@@ -275,7 +275,7 @@ class LoopOps:
         if cond is not None:
             c = self.truth(self.eval(cond, exit_state), loop.span)
             exit_state.assume(z3.Not(c))
-            if self.ctx.solver.feasible(list(exit_state.pc)):
+            if self.ctx.feasible(exit_state.pc):
                 out.append(exit_state)
         return out
 
@@ -311,11 +311,14 @@ class LoopOps:
             hi = min(start.hi, ty.max)
             if isinstance(bound, IntV) and shape.ind_left and shape.cmp in (">", ">=") and bound.ty.bits <= ty.bits:
                 lo = max(ty.min, bound.lo + (1 if shape.cmp == ">" else 0))
-        value = IntV(ty, bv, lo, max(lo, hi))
+        iv = lia.CURRENT.var(name, lo, max(lo, hi))
+        value = IntV(ty, bv, lo, max(lo, hi), iv=iv)
         self.ctx.symbol(f"{shape.ind.name} (loop at {where})", bv, "loop", ty.signed)
         kk = z3.ZeroExt(MATH_BITS - K_BITS, k)
         stepx = step.exact if not shape.step_neg else -step.exact
-        st.assume(widen(bv, ty.signed, MATH_BITS) == start.exact + kk * stepx)
+        step_i = ints.I(step) if not shape.step_neg else -ints.I(step)
+        st.assume(lia.CURRENT.register(widen(bv, ty.signed, MATH_BITS) == start.exact + kk * stepx,
+                                       iv == ints.I(start) + self._k_int(k) * step_i))
         self._store_tracked(st, ind_loc.region, ind_loc.off, ty, value, loop.span)
         for vid, (decl, sexpr, neg) in shape.secondary.items():
             self._advance(st, decl, sexpr, neg, k, where, loop)
@@ -329,7 +332,7 @@ class LoopOps:
         if not isinstance(step, IntV):
             self.havoc_var(st, decl.id, where)
             return
-        kv = IntV(T.INT64, z3.ZeroExt(64 - K_BITS, k), 0, (1 << K_BITS) - 1)
+        kv = IntV(T.INT64, z3.ZeroExt(64 - K_BITS, k), 0, (1 << K_BITS) - 1, iv=self._k_int(k))
         if isinstance(v0, PtrV):
             total = ints.arith("*", kv, ints.convert(step, T.INT64, loop.span), T.INT64, loop.span)
             self._store_tracked(st, loc.region, loc.off, loc.ty, self.ptr_add(v0, total, loop.span, (), subtract=neg), loop.span)
@@ -340,14 +343,18 @@ class LoopOps:
         ty = v0.ty
         # Exact: v0 + k*step; the machine value wraps where the exact one leaves the type.
         exact = v0.exact + z3.ZeroExt(MATH_BITS - K_BITS, k) * (-step.exact if neg else step.exact)
+        exact_i = ints.I(v0) + self._k_int(k) * (-ints.I(step) if neg else ints.I(step))
         bv = z3.Extract(ty.bits - 1, 0, exact)
-        value = IntV(ty, bv, ty.min, ty.max, exact, v0.sites | step.sites)
+        sites = v0.sites | step.sites
         if ty.bits <= ints.SITE_MAX_BITS:
-            from .values import WrapSite, new_site_id
             wraps = widen(bv, ty.signed, MATH_BITS) != exact
-            site = WrapSite(new_site_id(), "+", sexpr.span, ty.name, None, wraps, self.stack_spans(st))
-            value = IntV(ty, bv, ty.min, ty.max, exact, value.sites | {site})
+            sites = sites | {WrapSite(new_site_id(), "+", sexpr.span, ty.name, None, wraps, self.stack_spans(st), bv, exact,
+                                      ty.signed, z3.Or(exact_i < ty.min, exact_i > ty.max))}
+        value = IntV(ty, bv, ty.min, ty.max, exact, sites, None, exact_i)
         self._store_tracked(st, loc.region, loc.off, ty, value, loop.span)
+
+    def _k_int(self, k) -> z3.ArithRef:
+        return lia.CURRENT.var(str(k), 0, (1 << K_BITS) - 1)
 
     def havoc_var(self, st: State, vid: int, where: str) -> None:
         region = st.lookup(vid)

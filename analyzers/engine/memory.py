@@ -11,7 +11,7 @@ import z3
 
 from ..kir import nodes as N
 from ..kir import types as T
-from . import ints
+from . import ints, lia
 from .events import Access
 from .state import State, fresh_value, merge_values
 from .values import (BoolV, FloatV, IntV, Loc, MultiLoc, MultiPtrV, PtrV, Region, StructV, Val,
@@ -46,11 +46,12 @@ class MemoryOps:
                    elem_size: int = 0, values=None, align: int = 16, note: str = "") -> Region:
         self._regions += 1
         if isinstance(size, int):
-            size_bv, lo, hi = z3.BitVecVal(size, 64), size, size
+            size_bv, lo, hi, size_iv = z3.BitVecVal(size, 64), size, size, z3.IntVal(size)
         else:
             iv = size if size.ty.bits == 64 else ints.convert(size, T.INT64, span or N.NO_SPAN)
             size_bv, lo, hi = iv.bv, max(iv.lo, 0), iv.hi
-        return Region(self._regions, kind, name, size_bv, lo, hi, span, elem_size, tracked, note, values, align)
+            size_iv = ints.I(iv) if iv.math is None else None
+        return Region(self._regions, kind, name, size_bv, lo, hi, span, elem_size, tracked, note, values, align, size_iv)
 
     def local_region(self, ty: T.Type, name: str, span: N.Span | None, kind: str = "local") -> Region:
         return self.new_region(kind, name, max(ty.size, 0), span, tracked=True, elem_size=_elem_size(ty), align=max(ty.align, 1))
@@ -234,15 +235,18 @@ class MemoryOps:
             return v
         lo, hi = region.values
         x = widen(v.bv, v.ty.signed, 64)
-        st.assume(z3.And(x >= lo.bv, x <= hi.bv))
-        return IntV(v.ty, v.bv, max(v.lo, lo.lo), min(v.hi, hi.hi), v.math, v.sites)
+        st.assume(lia.CURRENT.register(z3.And(x >= lo.bv, x <= hi.bv),
+                                       z3.And(ints.I(v) >= ints.I(lo), ints.I(v) <= ints.I(hi))))
+        return IntV(v.ty, v.bv, max(v.lo, lo.lo), min(v.hi, hi.hi), v.math, v.sites, None, ints.I(v))
 
 
 def index_to_int64(idx: IntV, span: N.Span, stack=()) -> IntV:
     """The value C uses in pointer arithmetic: the index's own value, as a 64-bit signed offset."""
     if idx.ty.bits == 64:
-        return IntV(T.INT64, idx.bv, max(idx.lo, T.INT64.min) if idx.hi <= T.INT64.max else T.INT64.min,
-                    min(idx.hi, T.INT64.max), idx.math, idx.sites)
+        if idx.hi <= T.INT64.max:
+            return IntV(T.INT64, idx.bv, idx.lo, idx.hi, idx.math, idx.sites, None, ints.I(idx))
+        return IntV(T.INT64, idx.bv, T.INT64.min, T.INT64.max, idx.math, idx.sites, None,
+                    lia.CURRENT.bounded(idx.bv, T.INT64.min, T.INT64.max))
     return ints.convert(idx, T.INT64, span, stack)
 
 
@@ -270,8 +274,9 @@ def _compatible(a: T.Type, b: T.Type) -> bool:
 
 def _reinterpret(v: Val, ty: T.Type) -> Val:
     if isinstance(v, IntV) and isinstance(ty, T.IntType) and v.ty.signed != ty.signed:
-        lo, hi = (v.lo, v.hi) if ty.min <= v.lo and v.hi <= ty.max else (ty.min, ty.max)
-        return IntV(ty, v.bv, lo, hi, v.math, v.sites)
+        if ty.min <= v.lo and v.hi <= ty.max:
+            return IntV(ty, v.bv, v.lo, v.hi, v.math, v.sites, None, ints.I(v))
+        return IntV(ty, v.bv, ty.min, ty.max, iv=lia.CURRENT.bounded(v.bv, ty.min, ty.max))
     if isinstance(v, PtrV) and isinstance(ty, T.PtrType):
         return PtrV(v.region, v.off, ty.pointee)
     return v

@@ -12,7 +12,7 @@ import z3
 from ..kir import nodes as N
 from ..kir import types as T
 from . import ints
-from .values import BoolV, FloatV, IntV, MultiPtrV, PtrV, Region, StructV, Val
+from .values import BoolV, FloatV, IntV, MultiPtrV, PtrV, Region, StructV, Val, fresh_int
 
 _frame_ids = itertools.count(1)
 
@@ -232,7 +232,7 @@ def fresh_value(ty: T.Type, name: str, counter) -> Val:
     """An unconstrained value of ``ty`` (floats are opaque)."""
     ty = T.strip_ref(ty)
     if isinstance(ty, T.IntType):
-        return IntV(ty, z3.BitVec(f"{name}!{counter()}", ty.bits), ty.min, ty.max)
+        return fresh_int(f"{name}!{counter()}", ty)
     if isinstance(ty, T.BoolType):
         return BoolV(z3.Bool(f"{name}!{counter()}"))
     if isinstance(ty, T.FloatType):

@@ -102,8 +102,8 @@ class StmtOps:
             return [(True, st)]
         if z3.is_false(c):
             return [(False, st)]
-        then_ok = self.ctx.solver.feasible(list(st.pc) + [c])
-        else_ok = self.ctx.solver.feasible(list(st.pc) + [z3.Not(c)])
+        then_ok = self.ctx.feasible(st.pc, c)
+        else_ok = self.ctx.feasible(st.pc, z3.Not(c))
         if then_ok and else_ok:
             return [(True, st.fork(c)), (False, st.fork(z3.Not(c)))]
         if then_ok:
@@ -157,10 +157,10 @@ class StmtOps:
                 entries.append((pos, rest))
                 rest = None
                 break
-            if self.ctx.solver.feasible(list(rest.pc) + [c]):
+            if self.ctx.feasible(rest.pc, c):
                 entries.append((pos, rest.fork(c)))
             rest.assume(z3.Not(c))
-            if not self.ctx.solver.feasible(list(rest.pc)):
+            if not self.ctx.feasible(rest.pc):
                 rest = None
                 break
         if rest is not None:

@@ -37,6 +37,7 @@ class WrapSite:
     machine: z3.BitVecRef | None = None  # the result in the C type
     exact: z3.BitVecRef | None = None  # the exact result, wide
     signed: bool = True  # how to read ``machine``
+    iwraps: z3.BoolRef | None = None  # ``wraps`` over integers: the exact result leaves the type
 
 
 _site_ids = itertools.count(1)
@@ -55,6 +56,7 @@ class IntV(Val):
     math: z3.BitVecRef | None = None
     sites: frozenset = frozenset()
     scaled: tuple | None = None  # (base IntV, factor): this value is exactly base * factor
+    iv: z3.ArithRef | None = None  # the exact value as an integer term (lia.py); None: not followed
 
     @property
     def exact(self) -> z3.BitVecRef:
@@ -93,6 +95,7 @@ class Region:
     note: str = ""
     values: tuple | None = None  # (lo, hi) IntV bounds of every integer element (index tensors)
     align: int = 16  # alignment of the object's base address
+    size_iv: z3.ArithRef | None = None  # the size as an integer term (lia.py)
 
     @property
     def size_concrete(self) -> int | None:
@@ -194,13 +197,16 @@ def const_int(value: int, ty: T.IntType) -> IntV:
     mod = value % (1 << ty.bits)
     if ty.signed and mod >= 1 << (ty.bits - 1):
         mod -= 1 << ty.bits
-    return IntV(ty, z3.BitVecVal(mod % (1 << ty.bits), ty.bits), mod, mod)
+    return IntV(ty, z3.BitVecVal(mod % (1 << ty.bits), ty.bits), mod, mod, iv=z3.IntVal(mod))
 
 
 def fresh_int(name: str, ty: T.IntType, lo: int | None = None, hi: int | None = None) -> IntV:
+    """A fresh machine integer and its integer twin, both bounded by [lo, hi] (default: the type)."""
+    from . import lia
     lo = ty.min if lo is None else max(lo, ty.min)
     hi = ty.max if hi is None else min(hi, ty.max)
-    return IntV(ty, z3.BitVec(name, ty.bits), lo, hi)
+    bv = z3.BitVec(name, ty.bits)
+    return IntV(ty, bv, lo, hi, iv=lia.CURRENT.var(name, lo, hi))
 
 
 def bool_of(v: Val) -> z3.BoolRef:

@@ -7,7 +7,8 @@ import z3
 from ...kir import types as T
 from ..memory import PathEnd
 from ..state import fresh_value
-from ..values import FloatV, IntV, OpaqueV, PtrV, RefV, const_int
+from .. import ints, lia
+from ..values import FloatV, IntV, OpaqueV, PtrV, RefV, const_int, fresh_int
 from . import model
 
 VOID = OpaqueV("void")
@@ -25,15 +26,12 @@ def fresh_result(interp, call, name: str = "result"):
 
 def bounded(interp, call, lo: int, hi: int, name: str):
     ty = T.strip_ref(call.ty)
-    v = fresh_value(ty, name, interp.ctx.counter)
-    return IntV(ty, v.bv, lo, hi) if isinstance(v, IntV) else v
+    return fresh_int(interp.ctx.fresh_name(name), ty, lo, hi)
 
 
 def _assume_range(st, v: IntV, lo: int, hi: int) -> IntV:
-    if v.ty.signed:
-        st.assume(z3.And(v.bv >= lo, v.bv <= hi))
-    else:
-        st.assume(z3.And(z3.UGE(v.bv, lo), z3.ULE(v.bv, hi)))
+    term = z3.And(v.bv >= lo, v.bv <= hi) if v.ty.signed else z3.And(z3.UGE(v.bv, lo), z3.ULE(v.bv, hi))
+    st.assume(lia.CURRENT.register(term, z3.And(ints.I(v) >= lo, ints.I(v) <= hi)))
     return v
 
 
@@ -69,14 +67,14 @@ def lane_id(interp, st, call, this, args):
     if thread is None:
         raise PathEnd("stuck", "lane id outside a kernel", call.span)
     tx = thread.tid.fields["x"]
-    return IntV(T.UINT32, z3.URem(tx.bv, 32), 0, 31)
+    return IntV(T.UINT32, z3.URem(tx.bv, 32), 0, 31, iv=ints.I(tx) % 32)
 
 
 @model("cub::WarpId")
 def warp_id(interp, st, call, this, args):
     thread = st.thread
     tx = thread.tid.fields["x"]
-    return IntV(T.UINT32, z3.UDiv(tx.bv, 32), 0, 31)
+    return IntV(T.UINT32, z3.UDiv(tx.bv, 32), 0, 31, iv=ints.I(tx) / 32)
 
 
 @model("__mul24", "__umul24")

@@ -1,0 +1,145 @@
+"""Integer arithmetic beside the bit-vectors: a fast, sound way to prove that something cannot happen.
+
+Every integer value carries an exact integer term (``IntV.iv``). Path conditions are translated to
+integers atom by atom: a comparison of values that cannot have wrapped becomes the same comparison
+of their integer terms; anything else becomes a free boolean. The result admits every behaviour of
+the program (an over-approximation), so when z3's arithmetic solver finds it unsatisfiable, the
+bit-vector query is unsatisfiable too. Proofs of "in bounds" and "cannot wrap" -- most queries of a
+correct kernel -- are linear, and take milliseconds this way; bit-vectors are asked only for what
+the integers cannot exclude, and for witnesses.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+
+import z3
+
+_ids = itertools.count(1)
+
+
+class Lia:
+    def __init__(self, timeout_ms: int = 500):
+        self.atoms: dict[int, z3.BoolRef] = {}
+        self.bounds: dict[str, z3.BoolRef] = {}
+        self.abstract: dict[int, z3.ArithRef] = {}
+        self._keep: list = []  # z3 ids stay unique while their terms live
+        self._memo: dict[int, z3.BoolRef] = {}
+        self.timeout_ms = timeout_ms
+        self.queries = 0
+        self.proved = 0
+        self.seconds = 0.0
+
+    # ------------------------------------------------------------ terms
+
+    def var(self, name: str, lo: int | None, hi: int | None) -> z3.ArithRef:
+        v = z3.Int(name)
+        if name not in self.bounds:
+            parts = []
+            if lo is not None:
+                parts.append(v >= lo)
+            if hi is not None:
+                parts.append(v <= hi)
+            self.bounds[name] = z3.And(*parts) if parts else z3.BoolVal(True)
+        return v
+
+    def bounded(self, key: z3.ExprRef, lo: int, hi: int) -> z3.ArithRef:
+        """An integer standing for a value the integers do not follow exactly (a bitwise result,
+        a load): one per bit-vector term, bounded by its interval."""
+        k = key.get_id()
+        if k not in self.abstract:
+            self._keep.append(key)
+            self.abstract[k] = self.var(f"abs!{next(_ids)}", lo, hi)
+        return self.abstract[k]
+
+    def register(self, cond: z3.BoolRef, int_cond: z3.BoolRef | None) -> z3.BoolRef:
+        """Record the integer version of a condition. Nonlinear ones are left out (the condition
+        then counts as unknown): linear arithmetic is decided fast and completely."""
+        if int_cond is not None and not z3.is_true(cond) and not z3.is_false(cond) and linear(int_cond):
+            self._keep.append(cond)
+            self.atoms[cond.get_id()] = int_cond
+        return cond
+
+    # ------------------------------------------------------------ translation
+
+    def translate(self, cond: z3.BoolRef) -> z3.BoolRef:
+        k = cond.get_id()
+        hit = self._memo.get(k)
+        if hit is not None:
+            return hit
+        out = self.atoms.get(k)
+        if out is None:
+            if z3.is_true(cond) or z3.is_false(cond):
+                out = cond
+            elif z3.is_and(cond):
+                out = z3.And(*[self.translate(c) for c in cond.children()])
+            elif z3.is_or(cond):
+                out = z3.Or(*[self.translate(c) for c in cond.children()])
+            elif z3.is_not(cond):
+                out = z3.Not(self.translate(cond.arg(0)))
+            elif z3.is_implies(cond):
+                out = z3.Implies(self.translate(cond.arg(0)), self.translate(cond.arg(1)))
+            elif z3.is_app_of(cond, z3.Z3_OP_ITE) and z3.is_bool(cond):
+                out = z3.If(self.translate(cond.arg(0)), self.translate(cond.arg(1)), self.translate(cond.arg(2)))
+            elif z3.is_eq(cond) and z3.is_bool(cond.arg(0)):
+                out = self.translate(cond.arg(0)) == self.translate(cond.arg(1))
+            else:
+                out = z3.Bool(f"atom!{next(_ids)}")  # unknown to the integers: any truth value
+        self._keep.append(cond)
+        self._memo[k] = out
+        return out
+
+    # ------------------------------------------------------------ queries
+
+    def unsat(self, pc, *conds) -> bool:
+        """True when pc ∧ conds is proved unsatisfiable in the integers (then it is, in the program)."""
+        if not all(linear(c) for c in conds):
+            return False
+        s = z3.SolverFor("QF_LIA")
+        s.set("timeout", self.timeout_ms)
+        for c in pc:
+            t = self.translate(c)
+            if not z3.is_true(t):
+                s.add(t)
+        s.add(*conds)
+        s.add(*self.bounds.values())
+        t0 = time.perf_counter()
+        r = s.check()
+        self.seconds += time.perf_counter() - t0
+        self.queries += 1
+        if r == z3.unsat:
+            self.proved += 1
+            return True
+        return False
+
+
+def linear(term: z3.ExprRef) -> bool:
+    """No product of two non-constants, no division or remainder by a non-constant."""
+    stack = [term]
+    seen: set[int] = set()
+    while stack:
+        t = stack.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_app(t):
+            k = t.decl().kind()
+            if k == z3.Z3_OP_MUL and sum(1 for c in t.children() if not _constant(c)) > 1:
+                return False
+            if k in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD, z3.Z3_OP_DIV, z3.Z3_OP_REM) and not _constant(t.arg(1)):
+                return False
+            stack.extend(t.children())
+    return True
+
+
+def _constant(t: z3.ExprRef) -> bool:
+    return z3.is_int_value(t) or z3.is_rational_value(t) or (z3.is_app(t) and t.num_args() > 0 and all(_constant(c) for c in t.children())
+                                                           and t.decl().kind() in (z3.Z3_OP_MUL, z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_UMINUS))
+
+
+CURRENT: Lia = Lia()
+
+
+def use(lia: Lia) -> None:
+    global CURRENT
+    CURRENT = lia
