@@ -35,7 +35,12 @@ class LaunchCheck(Check):
              f"dynamic shared memory above {limit} bytes"),
         ]
         cond = z3.Or(*[r for r, _ in rules])
+        cond_i = None
         dims = list(ev.grid) + list(ev.block)
+        # A dimension computed from a wrapped value is reported as that overflow (overflow.py).
+        wrap_sites = sorted({s for v in dims + [ev.smem] for s in v.sites}, key=lambda s: s.id)
+        if wrap_sites:
+            cond = z3.And(cond, *[z3.Not(s.wraps) for s in wrap_sites])
         if all(v.math is None for v in dims + [ev.smem]):
             g = [ints.I(v) for v in ev.grid]
             b = [ints.I(v) for v in ev.block]
@@ -47,6 +52,7 @@ class LaunchCheck(Check):
         if model is None:
             return
         ctx.mark(key)
+        model = ctx.minimal(st.pc, cond, cond_i, model)
         broken = [why for r, why in rules if z3.is_true(model.eval(r, model_completion=True))]
         grid = tuple(value_of(model, v.bv, False) for v in ev.grid)
         block = tuple(value_of(model, v.bv, False) for v in ev.block)

@@ -43,8 +43,11 @@ class BoundsCheck(Check):
         oi, size_i = ints.I(off), region.size_iv
         no_wrap = [z3.Not(s.iwraps) for s in sorted(off.sites, key=lambda s: s.id)]
         guard_i = [ctx.lia.translate(ev.guard)] if ev.guard is not None else []
-        if size_i is not None and ctx.excluded(st.pc, z3.Or(oi < 0, oi + ev.size > size_i), *no_wrap, *guard_i):
-            return
+        cond_i = None
+        if size_i is not None:
+            cond_i = z3.And(z3.Or(oi < 0, oi + ev.size > size_i), *no_wrap, *guard_i)
+            if ctx.excluded(st.pc, cond_i):
+                return
         o = off.bv
         cond = z3.Or(o < 0, o + ev.size > region.size)
         if off.math is not None:
@@ -56,6 +59,9 @@ class BoundsCheck(Check):
         if model is None:
             return
         ctx.mark(key)
+        model = ctx.minimal(st.pc, cond, cond_i, model)
+        # Report a root cause once: the path goes on as if this access had been in bounds.
+        st.assume(ctx.lia.register(z3.Not(cond), z3.Not(cond_i) if cond_i is not None else None))
         summary = depends_on_summary(ctx, cond)
         if summary is not None:
             ctx.stuck("imprecise-loop", f"a possible out-of-bounds access `{ev.span.text}` depends on {summary}, "

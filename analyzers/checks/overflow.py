@@ -41,15 +41,22 @@ class OverflowCheck(Check):
             done = [s.wraps for s in ordered if _key(ctx, s) in ctx.reported]
             parts = [cond] + [z3.Not(w) for w in done] + ([guard] if guard is not None else [])
             cond = z3.And(*parts) if len(parts) > 1 else cond
-            model = ctx.find_model(st.pc, cond, span, minimal=False)
+            # The smallest input that wraps anything here, and in it the earliest site that wraps:
+            # the first failure as sizes grow, which is what a maintainer needs to see.
+            model = ctx.find_model(st.pc, cond, span)
             if model is None:
                 return
+            model = ctx.minimal(st.pc, cond, z3.And(z3.Or(*[s.iwraps for s in pending]), *done_i, *guard_i), model)
             wrapped = [s for s in pending if z3.is_true(model.eval(s.wraps, model_completion=True))]
             site = min(wrapped or pending, key=lambda s: s.id)
             ctx.mark(_key(ctx, site))
+            # One report per expression: its sub-expressions (and the expressions around it) that
+            # also wrap for larger inputs have the same fix.
+            for other in ordered:
+                if _nested(other.span, site.span):
+                    ctx.mark(_key(ctx, other))
             if _finding_key(ctx, site) in ctx.findings:
-                continue  # the same place is already reported (a wider expression starting there)
-            model = ctx.minimal(st.pc, z3.And(cond, site.wraps), model, span)
+                continue
             summary = depends_on_summary(ctx, z3.And(cond, site.wraps))
             if summary is not None:
                 ctx.stuck("imprecise-loop", f"a possible wrap of `{site.span.text}` depends on {summary}, "
@@ -75,13 +82,23 @@ class OverflowCheck(Check):
                             access=sink_span, wrapped_type=site.ctype, trace=list(site.stack or stack), fix=fix)
 
 
-def _finding_key(ctx, site) -> tuple:
+def _finding_key(ctx, site) -> tuple:  # as Finding.key()
     check = "narrowing" if site.kind == "conversion" else "overflow"
     return (check, site.span.file, site.span.line, site.span.col, ctx.kernel or "")
 
 
+def _nested(a, b) -> bool:
+    """One span inside the other (same file)."""
+    if a.file != b.file:
+        return False
+    sa, ea = (a.line, a.col), (a.end_line, a.end_col)
+    sb, eb = (b.line, b.col), (b.end_line, b.end_col)
+    return (sa <= sb and eb <= ea) or (sb <= sa and ea <= eb)
+
+
 def _key(ctx, site) -> tuple:
-    return ("wrap", span_key(site.span), ctx.kernel)
+    # A site is one place in the source: reported once, from the first sink it reaches.
+    return ("wrap", span_key(site.span))
 
 
 def widening_fix(site) -> Fix | None:

@@ -25,7 +25,6 @@ class Options:
     max_paths: int = 64
     max_call_depth: int = 24
     minimal_witness: bool = True
-    witness_budget_ms: int = 1500
 
 
 @dataclass
@@ -55,6 +54,7 @@ class Context:
         self.assumptions: list[str] = []
         self.symbols: dict[str, Symbol] = {}  # z3 name -> Symbol
         self.user_terms: list[z3.ExprRef] = []
+        self.dim_order: list[tuple[str, z3.ExprRef]] = []  # what a witness minimises, in priority order
         self.kernel: str | None = None
         self.kernels: list[str] = []
         self.reported: set[tuple] = set()
@@ -106,38 +106,65 @@ class Context:
     # ------------------------------------------------------------ queries
 
     def feasible(self, pc, cond: z3.BoolRef | None = None) -> bool:
-        """Whether a path can be taken: refuted in integers when possible, else asked of the
-        bit-vector solver (an unknown answer keeps the path: exploring one too many is sound)."""
-        parts = list(pc) + ([cond] if cond is not None else [])
+        """Whether a path may be taken: unless the integers refute it, it is explored. Exploring a
+        path too many is sound (a finding still needs a bit-vector witness) and far cheaper than
+        asking the bit-vectors at every branch."""
         if cond is not None and z3.is_false(cond):
             return False
-        if self.lia.unsat(pc, *([self.lia.translate(cond)] if cond is not None else [])):
-            return False
-        return self.solver.feasible(parts)
+        return not self.lia.unsat(pc, *([self.lia.translate(cond)] if cond is not None else []))
 
     def excluded(self, pc, *int_conds) -> bool:
         """True when the integers prove that pc ∧ int_conds cannot hold."""
         return self.lia.unsat(pc, *int_conds)
 
-    def find_model(self, pc: tuple, cond: z3.BoolRef, span: N.Span | None, minimal: bool = True):
-        """A model of pc ∧ cond (with the smallest user sizes when ``minimal``), None if infeasible.
-        An unknown answer becomes an inconclusive reason at ``span``."""
-        constraints = list(pc) + [cond]
+    def find_model(self, pc: tuple, cond: z3.BoolRef, span: N.Span | None):
+        """A model of pc ∧ cond, None if infeasible. An unknown answer becomes an inconclusive
+        reason at ``span``."""
         try:
-            if minimal and self.options.minimal_witness and self.user_terms:
-                left = self.options.time_budget_s - (time.perf_counter() - self.start)
-                budget = int(min(self.options.witness_budget_ms, max(left * 1000 / 4, 50)))
-                return self.solver.minimal_model(constraints, self.user_terms, budget)
-            return self.solver.model(constraints)
+            return self.solver.model(list(pc) + [cond])
         except SolverUnknown as exc:
             self.stuck("solver-unknown", f"the solver could not decide a check ({exc.reason})", span)
             return None
 
-    def minimal(self, pc: tuple, cond: z3.BoolRef, model, span: N.Span | None):
-        """``model`` replaced by one with the smallest user sizes, when it is worth the time."""
-        if not (self.options.minimal_witness and self.user_terms):
+    def minimal(self, pc: tuple, cond: z3.BoolRef, cond_int: z3.BoolRef | None, model):
+        """A witness with the smallest sizes: "fails from 1,048,577 tokens" is what a maintainer can
+        act on. The sizes are minimised in integers (fast), then checked in bit-vectors: integers
+        admit every real behaviour, so when the bit-vectors agree, the minimum is the true one.
+        Otherwise ``model`` stays."""
+        if not (self.options.minimal_witness and self.dim_order) or cond_int is None:
             return model
-        return self.find_model(pc, cond, span) or model
+        values = self.lia.minimize(pc, cond_int, [name for name, _ in self.dim_order[:1]])
+        if not values:
+            return model
+        fixed = [term == values[name] for name, term in self.dim_order if name in values]
+        better = self._try_model(list(pc) + [cond] + fixed)
+        if better is not None:
+            return better
+        return self._bisect(list(pc) + [cond], values, model)
+
+    def _try_model(self, constraints):
+        try:
+            return self.solver.model(constraints)
+        except SolverUnknown:
+            return None
+
+    def _bisect(self, constraints: list, values: dict, model, steps: int = 12):
+        """The path adds conditions the integers did not see: search the first size between the
+        integer minimum (a lower bound) and the model's value."""
+        name, term = self.dim_order[0]
+        lo = values.get(name, 0)
+        hi = model.eval(term, model_completion=True).as_long()
+        best = model
+        for _ in range(steps):
+            if lo >= hi:
+                break
+            mid = (lo + hi) // 2
+            m = self._try_model(constraints + [z3.ULE(term, mid)])
+            if m is None:
+                lo = mid + 1
+            else:
+                best, hi = m, m.eval(term, model_completion=True).as_long()
+        return best
 
     def witness(self, model: z3.ModelRef, cond: z3.ExprRef | None, thread) -> dict:
         """Values of every symbol that matters: user dims, model fields, dtype, thread, loop

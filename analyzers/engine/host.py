@@ -42,12 +42,15 @@ class HostOps:
     def setup(self, fn: N.Function, inst: B.Instance) -> State:
         st = State()
         self.dims: dict[str, IntV] = {}
+        user_order: list = []
+        derived_order: list = []
         for d in inst.dims:
             bv = narrow_symbol(d.name, d.lo, d.hi)
             self.ctx.symbol(d.name, bv, "user")
             self.ctx.user_terms.append(bv)
             st.assume(z3.And(bv >= d.lo, bv <= d.hi))
             self.dims[d.name] = IntV(T.INT64, bv, d.lo, d.hi, iv=lia.CURRENT.var(d.name, d.lo, d.hi))
+            user_order.append((d.name, bv))
         for name, expr in inst.derived:
             v = self.sym_int(expr, fn.span)
             # Its own symbol, tied by an equation: checks that only need num_tokens then never have
@@ -58,6 +61,10 @@ class HostOps:
             v = IntV(T.INT64, sym, v.lo, v.hi, iv=iv)
             self.dims[name] = v
             self.ctx.symbol(name, sym, "derived")
+            if v.lo != v.hi:
+                derived_order.append((name, sym))
+        # Smallest total first (num_tokens), then the dims that make it up.
+        self.ctx.dim_order = derived_order + user_order
         for c in inst.constraints:
             st.assume(self.sym_bool(c, fn.span))
         frame = Frame(new_frame_id(), fn, {}, None, None, None)

@@ -85,8 +85,7 @@ def to_bool(v: IntV) -> BoolV:
 
 def truth_of(v: IntV) -> z3.BoolRef:
     term = v.bv != 0
-    if v.math is None:
-        lia.CURRENT.register(term, I(v) != 0)
+    lia.CURRENT.register(term, machine_int(v) != 0)
     return term
 
 
@@ -134,6 +133,11 @@ def _int_op(op: str, a: IntV, b: IntV, lo: int, hi: int) -> z3.ArithRef | None:
     if op == "%" and nonneg:
         return x % y
     k = b.concrete()
+    if op in ("/", "%") and k is not None and k != 0:
+        # C truncates toward zero: linear in the integers when the divisor is a constant.
+        q = z3.If(x >= 0, x / abs(k), -((-x) / abs(k)))
+        q = q if k > 0 else -q
+        return q if op == "/" else x - q * k
     if op == "<<" and k is not None and 0 <= k < 64:
         return x * (1 << k)
     if op == ">>" and k is not None and 0 <= k < 64 and a.lo >= 0:
@@ -169,6 +173,8 @@ def arith(op: str, a: IntV, b: IntV, ty: T.IntType, span: N.Span, stack=()) -> I
         r = _exact(op, x, y, signed)
     lo, hi, can_wrap = _bounds(op, a, b if shift is None else shift, ty)
     divergent = a.math is not None or b.math is not None
+    if lo == hi and not can_wrap and not divergent and a.concrete() is not None and b.concrete() is not None:
+        return const_int(lo, ty)  # constant folding keeps terms small and linear
     sites = a.sites | b.sites
     if op in ("&", "|", "^") and not signed:
         # Bit manipulation on unsigned values is modular on purpose (hashes, masks).
@@ -309,11 +315,10 @@ def compare(op: str, a: IntV, b: IntV) -> BoolV:
             term = x >= y if signed else z3.UGE(x, y)
         else:
             raise ValueError(op)
-    if a.math is None and b.math is None:
-        # Values that cannot have wrapped compare as their integers do.
-        ia, ib = I(a), I(b)
-        lia.CURRENT.register(term, {"==": ia == ib, "!=": ia != ib, "<": ia < ib, "<=": ia <= ib,
-                                    ">": ia > ib, ">=": ia >= ib}[op])
+    # The machine values compare as integers do (a wrapped one as its exact value reduced modulo 2^w).
+    ia, ib = machine_int(a), machine_int(b)
+    lia.CURRENT.register(term, {"==": ia == ib, "!=": ia != ib, "<": ia < ib, "<=": ia <= ib,
+                                ">": ia > ib, ">=": ia >= ib}[op])
     return BoolV(term)
 
 

@@ -112,6 +112,31 @@ class Lia:
             return True
         return False
 
+    def minimize(self, pc, cond: z3.BoolRef, names: list[str]) -> dict | None:
+        """The lexicographically smallest values of ``names`` for which pc ∧ cond holds in integers."""
+        opt = z3.Optimize()
+        opt.set("timeout", self.timeout_ms * 2)
+        for c in pc:
+            t = self.translate(c)
+            if not z3.is_true(t):
+                opt.add(t)
+        opt.add(cond, *self.bounds.values())
+        for name in names:
+            opt.minimize(z3.Int(name))
+        t0 = time.perf_counter()
+        r = opt.check()
+        self.seconds += time.perf_counter() - t0
+        self.queries += 1
+        if r != z3.sat:
+            return None
+        m = opt.model()
+        out = {}
+        for name in names:
+            v = m.eval(z3.Int(name), model_completion=True)
+            if z3.is_int_value(v):
+                out[name] = v.as_long()
+        return out
+
 
 def linear(term: z3.ExprRef) -> bool:
     """No product of two non-constants, no division or remainder by a non-constant."""
@@ -132,9 +157,15 @@ def linear(term: z3.ExprRef) -> bool:
     return True
 
 
+_CONSTANT_OPS = (z3.Z3_OP_MUL, z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_UMINUS, z3.Z3_OP_IDIV, z3.Z3_OP_MOD)
+
+
 def _constant(t: z3.ExprRef) -> bool:
-    return z3.is_int_value(t) or z3.is_rational_value(t) or (z3.is_app(t) and t.num_args() > 0 and all(_constant(c) for c in t.children())
-                                                           and t.decl().kind() in (z3.Z3_OP_MUL, z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_UMINUS))
+    if z3.is_int_value(t) or z3.is_rational_value(t):
+        return True
+    return z3.is_app(t) and t.num_args() > 0 and t.decl().kind() in _CONSTANT_OPS and all(_constant(c) for c in t.children())
+
+
 
 
 CURRENT: Lia = Lia()

@@ -137,24 +137,33 @@ def _step_of(write, decl) -> tuple[N.Expr, bool] | None:
     return None
 
 
+def declared_in(node) -> set:
+    out: set = set()
+    _walk(node, lambda n: out.add(n.var.id) if isinstance(n, N.Decl) else None)
+    return out
+
+
 def loop_shape(cond: N.Expr | None, inc: N.Expr | None, body: N.Stmt) -> LoopShape:
     ids, writes = assigned_vars(body, inc)
+    local = declared_in(body)
+    ids -= local
     shape = LoopShape(assigned=ids)
     by_var: dict = {}
     for root, n in writes:
-        by_var.setdefault(root.id, []).append((root, n))
+        if root.id not in local:
+            by_var.setdefault(root.id, []).append((root, n))
     # Secondary inductions: variables written exactly once, by a loop-invariant step.
     for vid, ws in by_var.items():
         if len(ws) != 1:
             continue
         step = _step_of(ws[0], ws[0][0])
-        if step is not None and not (vars_used(step[0]) & ids):
+        if step is not None and not (vars_used(step[0]) & (ids | local)):
             shape.secondary[vid] = (ws[0][0], step[0], step[1])
     c = _strip(cond) if cond is not None else None
     if isinstance(c, N.Binary) and c.op in ("<", "<=", ">", ">=", "!="):
         for left, side, other in ((True, c.lhs, c.rhs), (False, c.rhs, c.lhs)):
             v = _strip(side)
-            if isinstance(v, N.Var) and v.decl.id in shape.secondary and not (vars_used(other) & ids):
+            if isinstance(v, N.Var) and v.decl.id in shape.secondary and not (vars_used(other) & (ids | local)):
                 decl, step, neg = shape.secondary.pop(v.decl.id)
                 shape.ind, shape.step, shape.step_neg = decl, step, neg
                 shape.cmp, shape.bound, shape.ind_left = c.op, other, left
@@ -189,7 +198,13 @@ class LoopOps:
         exits: list[State] = []
         pending: list[State] = []
         states = [st]
+        if self._symbolic_counter(loop, cond, inc, body, st):
+            # A counter that starts at a symbolic value (tid, a block offset): unrolling would
+            # repeat the same proof per iteration; one symbolic iteration covers them all.
+            states, pending = [], [st]
         for it in range(self.ctx.options.unroll_max + 1):
+            if not states:
+                break
             if it == self.ctx.options.unroll_max:
                 pending.extend(s for s in states if s.status == "ok")
                 break
@@ -228,12 +243,24 @@ class LoopOps:
                 exits.append(self.end_path(x, pe))
         return merge_all(exits)
 
-    def summarise(self, loop: N.Stmt, cond, inc, body, st: State) -> list[State]:
-        key = id(loop)
-        shape = self._shapes.get(key)
+    def shape_of(self, loop: N.Stmt, cond, inc, body) -> LoopShape:
+        shape = self._shapes.get(id(loop))
         if shape is None:
-            shape = loop_shape(cond, inc, body)
-            self._shapes[key] = shape
+            shape = self._shapes[id(loop)] = loop_shape(cond, inc, body)
+        return shape
+
+    def _symbolic_counter(self, loop, cond, inc, body, st: State) -> bool:
+        shape = self.shape_of(loop, cond, inc, body)
+        if shape.ind is None:
+            return False
+        try:
+            v = self.load(st, self.var_loc(shape.ind, st, loop.span), loop.span)
+        except PathEnd:
+            return False
+        return isinstance(v, IntV) and v.concrete() is None
+
+    def summarise(self, loop: N.Stmt, cond, inc, body, st: State) -> list[State]:
+        shape = self.shape_of(loop, cond, inc, body)
         where = f"{loop.span.file}:{loop.span.line}"
         havocked = set(shape.assigned)
         k = None
@@ -305,14 +332,10 @@ class LoopOps:
         lo, hi = ty.min, ty.max
         if not negative:
             lo = max(start.lo, ty.min)
-            if isinstance(bound, IntV) and shape.ind_left and shape.cmp in ("<", "<=") and bound.ty.bits <= ty.bits:
-                hi = min(ty.max, bound.hi - (1 if shape.cmp == "<" else 0))
         else:
             hi = min(start.hi, ty.max)
-            if isinstance(bound, IntV) and shape.ind_left and shape.cmp in (">", ">=") and bound.ty.bits <= ty.bits:
-                lo = max(ty.min, bound.lo + (1 if shape.cmp == ">" else 0))
-        iv = lia.CURRENT.var(name, lo, max(lo, hi))
-        value = IntV(ty, bv, lo, max(lo, hi), iv=iv)
+        iv = lia.CURRENT.var(name, lo, hi)
+        value = IntV(ty, bv, lo, hi, iv=iv)
         self.ctx.symbol(f"{shape.ind.name} (loop at {where})", bv, "loop", ty.signed)
         kk = z3.ZeroExt(MATH_BITS - K_BITS, k)
         stepx = step.exact if not shape.step_neg else -step.exact
@@ -320,6 +343,16 @@ class LoopOps:
         st.assume(lia.CURRENT.register(widen(bv, ty.signed, MATH_BITS) == start.exact + kk * stepx,
                                        iv == ints.I(start) + self._k_int(k) * step_i))
         self._store_tracked(st, ind_loc.region, ind_loc.off, ty, value, loop.span)
+        if isinstance(bound, IntV) and shape.ind_left and bound.ty.bits <= ty.bits:
+            # Inside the loop the condition holds: put it on the path, then let the interval use it.
+            cond = ints.compare(shape.cmp, value, ints.convert(bound, ty, loop.span) if bound.ty != ty else bound)
+            if not negative and shape.cmp in ("<", "<="):
+                hi = min(ty.max, bound.hi - (1 if shape.cmp == "<" else 0))
+            elif negative and shape.cmp in (">", ">="):
+                lo = max(ty.min, bound.lo + (1 if shape.cmp == ">" else 0))
+            if (lo, hi) != (value.lo, value.hi) and lo <= hi:
+                st.assume(cond.term)
+                self._store_tracked(st, ind_loc.region, ind_loc.off, ty, IntV(ty, bv, lo, hi, iv=iv), loop.span)
         for vid, (decl, sexpr, neg) in shape.secondary.items():
             self._advance(st, decl, sexpr, neg, k, where, loop)
         return k

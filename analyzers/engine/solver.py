@@ -81,23 +81,3 @@ class Solver:
             self.stats.unknown += 1
             raise SolverUnknown(self._last_unknown)
         return model if r == z3.sat else None
-
-    def minimal_model(self, constraints: list, minimize: list, budget_ms: int = 2000) -> z3.ModelRef | None:
-        """A model where the terms of ``minimize`` (in priority order) are as small as z3 finds
-        within the budget (the threshold a maintainer can act on: "fails from 1,048,577 tokens");
-        any model when the optimizer runs out of time."""
-        base = self.model(constraints)
-        if base is None or not minimize:
-            return base
-        opt = z3.Optimize()
-        opt.set("timeout", max(budget_ms, 1))
-        opt.add(*constraints)
-        for term in minimize:
-            opt.minimize(term)
-        t = time.perf_counter()
-        r = opt.check()
-        self.stats.seconds += time.perf_counter() - t
-        self.stats.queries += 1
-        if r == z3.sat:
-            return opt.model()
-        return base

@@ -238,7 +238,11 @@ def fresh_value(ty: T.Type, name: str, counter) -> Val:
     if isinstance(ty, T.FloatType):
         return FloatV(ty)
     if isinstance(ty, T.StructType):
-        return StructV(ty, {f.name: fresh_value(f.type, f"{name}.{f.name}", counter) for f in ty.fields})
+        fields = {f.name: fresh_value(f.type, f"{name}.{f.name}", counter) for f in ty.fields}
+        return StructV(ty, {k: v for k, v in fields.items() if v is not None})
+    if isinstance(ty, T.ArrayType) and ty.count is not None and ty.count <= 256:
+        elems = {i: fresh_value(ty.elem, f"{name}[{i}]", counter) for i in range(ty.count)}
+        return StructV(ty, {k: v for k, v in elems.items() if v is not None})
     return None
 
 

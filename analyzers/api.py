@@ -1,0 +1,90 @@
+"""The analyzers' entry points for the bot: a workspace parses each file once, lowers ops on demand,
+and verifies instances."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import binding as B
+from .checks import default_checks
+from .engine.context import Options
+from .engine.interp import analyze
+from .findings import InstanceResult
+from .frontend import discover
+from .frontend.includes import IncludeGraph, IncludeResolver
+from .frontend.lower import Lowerer
+from .frontend.parse import ParseConfig, ParsedFile, parse_file
+from .kir import nodes as N
+
+
+class OpNotFound(Exception):
+    pass
+
+
+@dataclass
+class Unit:
+    parsed: ParsedFile
+    lowerer: Lowerer
+
+
+@dataclass
+class LoweredOp:
+    name: str
+    file: str
+    program: N.Program
+    fn: N.Function
+    fingerprint: str
+    unit_errors: list = field(default_factory=list)
+
+
+class Workspace:
+    def __init__(self, root: Path, include_dirs=(), defines: dict | None = None, arch: str = "sm_80",
+                 std: str = "c++17"):
+        self.root = Path(root).resolve()
+        self.cfg = ParseConfig(self.root, [Path(d) for d in include_dirs], dict(defines or {}), arch, std)
+        self.resolver = IncludeResolver(self.root, self.cfg.search_dirs())
+        self._units: dict[Path, Unit] = {}
+        self._ops: dict[tuple, LoweredOp] = {}
+
+    def path(self, file: str | Path) -> Path:
+        p = Path(file)
+        return (p if p.is_absolute() else self.root / p).resolve()
+
+    def unit(self, file: str | Path) -> Unit:
+        path = self.path(file)
+        if path not in self._units:
+            if not path.is_file():
+                raise OpNotFound(f"{file}: no such file in the workspace")
+            parsed = parse_file(path, self.cfg, self.resolver)
+            self._units[path] = Unit(parsed, Lowerer(parsed, self.root))
+        return self._units[path]
+
+    def include_graph(self, file: str | Path) -> IncludeGraph:
+        return self.resolver.graph(self.path(file))
+
+    def op(self, file: str, launcher: str) -> LoweredOp:
+        key = (str(self.path(file)), launcher)
+        if key in self._ops:
+            return self._ops[key]
+        unit = self.unit(file)
+        found = discover.find_function(unit.parsed.tu, unit.parsed.path, launcher)
+        if not found:
+            raise OpNotFound(f"{file}: no function named '{launcher}' (the op's launcher) is defined there")
+        fkey = unit.lowerer.function(found[0])
+        if fkey is None:
+            raise OpNotFound(f"{file}: '{launcher}' has no body")
+        program = unit.lowerer.program
+        fn = program.functions[fkey]
+        lowered = LoweredOp(launcher, file, program, fn, program.fingerprint(fkey), unit.parsed.errors)
+        self._ops[key] = lowered
+        return lowered
+
+    def launchers(self, file: str) -> list[str]:
+        unit = self.unit(file)
+        return [c.spelling for c in discover.launchers(unit.parsed.tu, unit.parsed.path)]
+
+    def verify(self, op: LoweredOp, inst: B.Instance, options: Options | None = None, name: str = "",
+               models: list[str] | None = None) -> InstanceResult:
+        result = analyze(op.program, op.fn, inst, default_checks(), options, name, models)
+        result.fingerprint = op.fingerprint
+        return result

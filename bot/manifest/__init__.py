@@ -1,0 +1,234 @@
+"""Loading a manifest (errors with file:line) and expanding it into instances to verify.
+
+An instance is (op, binding, model, dtype) with the model's fields substituted. Instances that are
+identical after substitution are verified once and stand for every model that produced them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from analyzers import binding as B
+
+from .configs import ConfigError, read_config
+from .schema import Manifest, ModelEntry, ScalarArg, TensorArg
+from .yamlpos import YamlDoc
+
+MANIFEST_NAMES = ("kernelvet.yaml", ".kernelvet.yaml", "kernelvet.yml")
+
+
+class ManifestError(Exception):
+    """Every problem found in a manifest, each as 'file:line:col: what is wrong'."""
+
+    def __init__(self, errors: list[str]):
+        super().__init__("\n".join(errors))
+        self.errors = errors
+
+
+@dataclass
+class Model:
+    name: str
+    fields: dict
+    dtype: str | None
+    index: int
+
+
+@dataclass
+class Planned:
+    """One instance to verify, and the models it stands for."""
+
+    op_index: int
+    op_name: str
+    file: str
+    launcher: str
+    instance: B.Instance
+    models: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return f"{self.op_name} [{self.instance.dtype}] for {', '.join(self.models)}"
+
+
+@dataclass
+class LoadedManifest:
+    path: Path
+    doc: YamlDoc
+    spec: Manifest
+    models: list[Model]
+
+    def pos(self, *loc) -> str:
+        return str(self.doc.pos(tuple(loc)))
+
+
+def find_manifest(root: Path) -> Path | None:
+    for name in MANIFEST_NAMES:
+        p = root / name
+        if p.is_file():
+            return p
+    return None
+
+
+def load(path: Path) -> LoadedManifest:
+    path = Path(path)
+    try:
+        doc = YamlDoc.read(path)
+    except FileNotFoundError:
+        raise ManifestError([f"{path}: no such manifest"]) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise ManifestError([f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
+    if not isinstance(doc.data, dict):
+        raise ManifestError([f"{path}:1:1: a manifest is a mapping with 'version', 'models' and 'ops'"])
+    try:
+        spec = Manifest.model_validate(doc.data)
+    except ValidationError as exc:
+        raise ManifestError([_pydantic_error(doc, e) for e in exc.errors()]) from None
+    errors: list[str] = []
+    models = []
+    seen: set[str] = set()
+    for i, entry in enumerate(spec.models):
+        try:
+            m = _model(path, entry, i)
+        except ConfigError as exc:
+            errors.append(f"{doc.pos(('models', i, 'config'))}: {exc}")
+            continue
+        if m.name in seen:
+            errors.append(f"{doc.pos(('models', i))}: a second model named '{m.name}' (give it a 'name')")
+        seen.add(m.name)
+        models.append(m)
+    if errors:
+        raise ManifestError(errors)
+    return LoadedManifest(path, doc, spec, models)
+
+
+def _model(manifest_path: Path, entry: ModelEntry, index: int) -> Model:
+    fields: dict = {}
+    dtype = None
+    name = entry.name
+    if entry.config is not None:
+        cfg = (manifest_path.parent / entry.config)
+        fields, dtype = read_config(cfg)
+        name = name or Path(entry.config).stem
+    fields.update(entry.fields)
+    return Model(name or f"model{index}", fields, entry.dtype or dtype, index)
+
+
+def _pydantic_error(doc: YamlDoc, e: dict) -> str:
+    # pydantic adds union member names (e.g. 'TensorArg') and literal tags into loc: keep the path.
+    loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and (x[:1].isupper() or x.startswith(("literal[", "function-")))))
+    where = doc.pos(loc)
+    path = _dotted(loc)
+    msg = e["msg"]
+    if e["type"] == "missing":
+        msg = f"'{loc[-1]}' is required" if loc else msg
+    elif e["type"] == "extra_forbidden":
+        msg = f"unknown key '{loc[-1]}'"
+    return f"{where}: {path}: {msg}" if path else f"{where}: {msg}"
+
+
+def _dotted(loc: tuple) -> str:
+    out = ""
+    for x in loc:
+        out += f"[{x}]" if isinstance(x, int) else (f".{x}" if out else str(x))
+    return out
+
+
+# ---------------------------------------------------------------- expansion
+
+
+def expand(lm: LoadedManifest, only_files: set[str] | None = None) -> list[Planned]:
+    """The unique instances of every op (restricted to ops in ``only_files`` when given)."""
+    spec = lm.spec
+    errors: list[str] = []
+    dims = tuple(B.UserDim(n, r.min, r.max) for n, r in spec.user_dims.items())
+    derived = []
+    for n, text in spec.derived.items():
+        try:
+            derived.append((n, B.parse_expr(text)))
+        except B.ExprError as exc:
+            errors.append(f"{lm.pos('derived', n)}: {exc}")
+    constraints = []
+    for i, text in enumerate(spec.constraints):
+        try:
+            constraints.append(B.parse_expr(text))
+        except B.ExprError as exc:
+            errors.append(f"{lm.pos('constraints', i)}: {exc}")
+    user_names = {d.name for d in dims} | {n for n, _ in derived}
+    by_name = {m.name: m for m in lm.models}
+    planned: dict = {}
+    for oi, op in enumerate(spec.ops):
+        if only_files is not None and op.file not in only_files:
+            continue
+        if op.models == "all":
+            models = lm.models
+        else:
+            models = []
+            for j, name in enumerate(op.models):
+                if name not in by_name:
+                    errors.append(f"{lm.pos('ops', oi, 'models', j)}: ops[{oi}] ({op.name}): no model named '{name}'")
+                else:
+                    models.append(by_name[name])
+        for m in models:
+            dtypes = op.dtypes or ([m.dtype] if m.dtype else list(spec.dtypes))
+            for dt in dtypes:
+                try:
+                    inst = _instance(lm, oi, m, dt, dims, tuple(derived), tuple(constraints), user_names)
+                except _ArgError as exc:
+                    errors.append(str(exc))
+                    continue
+                key = (oi, inst)
+                if key not in planned:
+                    planned[key] = Planned(oi, op.name, op.file, op.launcher or op.name, inst)
+                planned[key].models.append(m.name)
+    if errors:
+        raise ManifestError(sorted(set(errors), key=errors.index))
+    return list(planned.values())
+
+
+class _ArgError(Exception):
+    pass
+
+
+def _instance(lm: LoadedManifest, oi: int, m: Model, dtype: str, dims, derived, constraints, user_names) -> B.Instance:
+    op = lm.spec.ops[oi]
+    used: set[str] = set()
+
+    def expr(value, *loc):
+        try:
+            e = B.parse_expr(value)
+        except B.ExprError as exc:
+            raise _ArgError(f"{lm.pos('ops', oi, *loc)}: {exc}") from None
+        for name in B.names(e):
+            if name in m.fields:
+                used.add(name)
+            elif name not in user_names:
+                raise _ArgError(f"{lm.pos('ops', oi, *loc)}: ops[{oi}] ({op.name}): '{name}' is not a user dim, a derived "
+                                f"dim or a field of model '{m.name}'")
+        try:
+            return B.substitute(e, m.fields)
+        except B.ExprError as exc:
+            raise _ArgError(f"{lm.pos('ops', oi, *loc)}: {exc} (model '{m.name}')") from None
+
+    args = []
+    for name, spec in op.args.items():
+        if spec == "absent":
+            args.append((name, B.AbsentArg()))
+        elif isinstance(spec, TensorArg):
+            shape = tuple(expr(s, "args", name, "shape", i) for i, s in enumerate(spec.shape))
+            strides = None if spec.strides is None else tuple(
+                expr(s, "args", name, "strides", i) for i, s in enumerate(spec.strides))
+            values = None if spec.values is None else tuple(
+                expr(s, "args", name, "values", i) for i, s in enumerate(spec.values))
+            args.append((name, B.TensorArg(shape, spec.dtype or dtype, strides, values)))
+        elif isinstance(spec, ScalarArg):
+            if spec.value is None:
+                args.append((name, B.ScalarArg(None)))
+            else:
+                v = expr(spec.value, "args", name, "value")
+                args.append((name, B.ScalarArg(v, isinstance(v, B.Num) and isinstance(v.value, float))))
+    fields = tuple(sorted((n, m.fields[n]) for n in used))
+    return B.Instance(op.launcher or op.name, op.file, tuple(args), dims, derived, constraints, dtype, fields)

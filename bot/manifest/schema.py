@@ -1,0 +1,126 @@
+"""The manifest schema (version 0), validated with pydantic. docs/manifest.md describes it for users."""
+from __future__ import annotations
+
+from typing import Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from analyzers.binding import DTYPE_SIZES, canonical_dtype
+
+Number = Union[int, float]
+Expr = Union[int, float, str]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _dtype(v: str | None) -> str | None:
+    if v is None:
+        return None
+    c = canonical_dtype(v)
+    if c not in DTYPE_SIZES:
+        raise ValueError(f"unknown dtype {v!r} (known: {', '.join(sorted(set(DTYPE_SIZES)))})")
+    return c
+
+
+class DimRange(Strict):
+    min: int
+    max: int
+
+    @model_validator(mode="after")
+    def ordered(self):
+        if self.min > self.max:
+            raise ValueError(f"min {self.min} is above max {self.max}")
+        return self
+
+
+class ModelEntry(Strict):
+    name: str | None = None
+    config: str | None = Field(None, description="path to a Hugging Face config.json, relative to the manifest")
+    fields: dict[str, Number] = Field(default_factory=dict, description="inline values; override the config's")
+    dtype: str | None = None
+
+    @model_validator(mode="after")
+    def has_source(self):
+        if self.config is None and not self.fields:
+            raise ValueError("a model needs 'config' (a config.json path) or 'fields' (inline values)")
+        if self.config is None and self.name is None:
+            raise ValueError("an inline model needs a 'name'")
+        return self
+
+    _dt = field_validator("dtype")(classmethod(lambda cls, v: _dtype(v)))
+
+
+class TensorArg(Strict):
+    shape: list[Expr]
+    dtype: str | None = None
+    strides: list[Expr] | None = None
+    values: list[Expr] | None = Field(None, description="[min, max], inclusive, bounding every element")
+
+    _dt = field_validator("dtype")(classmethod(lambda cls, v: _dtype(v)))
+
+    @field_validator("values")
+    @classmethod
+    def two_bounds(cls, v):
+        if v is not None and len(v) != 2:
+            raise ValueError("values must be [min, max]")
+        return v
+
+    @model_validator(mode="after")
+    def strides_match(self):
+        if self.strides is not None and len(self.strides) != len(self.shape):
+            raise ValueError(f"{len(self.strides)} strides for {len(self.shape)} dimensions")
+        return self
+
+
+class ScalarArg(Strict):
+    value: Expr | None = None
+
+
+ArgSpec = Union[TensorArg, ScalarArg, Literal["absent"]]
+
+
+class OpSpec(Strict):
+    name: str
+    file: str
+    launcher: str | None = None
+    models: Union[Literal["all"], list[str]] = "all"
+    dtypes: list[str] | None = None
+    args: dict[str, ArgSpec] = Field(default_factory=dict)
+
+    @field_validator("dtypes")
+    @classmethod
+    def known_dtypes(cls, v):
+        return None if v is None else [_dtype(x) for x in v]
+
+
+class Options(Strict):
+    time_budget_s: float = 60.0
+    query_timeout_ms: int = 10_000
+    unroll_max: int = 16
+    minimal_witness: bool = True
+
+
+DEFAULT_DIMS = {"batch": DimRange(min=1, max=1000), "seq_len": DimRange(min=1, max=2_000_000)}
+DEFAULT_DERIVED = {"num_tokens": "batch * seq_len"}
+DEFAULT_CONSTRAINTS = ["batch * seq_len <= 9000000"]
+
+
+class Manifest(Strict):
+    version: Literal[0]
+    include_dirs: list[str] = Field(default_factory=list)
+    defines: dict[str, str] = Field(default_factory=dict)
+    arch: str = "sm_80"
+    models: list[ModelEntry]
+    dtypes: list[str] = Field(default_factory=lambda: ["bfloat16"])
+    user_dims: dict[str, DimRange] = Field(default_factory=lambda: dict(DEFAULT_DIMS))
+    derived: dict[str, Expr] = Field(default_factory=lambda: dict(DEFAULT_DERIVED))
+    constraints: list[str] = Field(default_factory=lambda: list(DEFAULT_CONSTRAINTS))
+    ops: list[OpSpec]
+    options: Options = Field(default_factory=Options)
+
+    @field_validator("dtypes")
+    @classmethod
+    def known_dtypes(cls, v):
+        return [_dtype(x) for x in v]

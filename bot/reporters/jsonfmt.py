@@ -1,0 +1,74 @@
+"""JSON: the schema documented in docs/output.md ("kernelvet.scan/1")."""
+from __future__ import annotations
+
+import json as _json
+
+from analyzers import __version__
+from . import SourceLines, fixed_line
+
+SCHEMA = "kernelvet.scan/1"
+
+
+def span(s) -> dict | None:
+    if s is None:
+        return None
+    return {"file": s.file, "line": s.line, "column": s.col, "end_line": s.end_line, "end_column": s.end_col,
+            "text": s.text}
+
+
+def finding(m, lines: SourceLines) -> dict:
+    f = m.finding
+    fixed = fixed_line(lines, f.fix)
+    return {
+        "check": f.check,
+        "message": f.message,
+        "location": span(f.location),
+        "wrapped_type": f.wrapped_type,
+        "access": span(f.access),
+        "ops": m.ops,
+        "kernels": m.kernels,
+        "models": m.models,
+        "dtypes": m.dtypes,
+        "witness": f.witness,
+        "fix": None if fixed is None else {"description": f.fix.description, "file": f.fix.span.file,
+                                           "line": f.fix.span.line, "replacement_line": fixed},
+        "trace": [span(s) for s in f.trace],
+        "zero_config": f.zero_config,
+    }
+
+
+def instance(ir) -> dict:
+    r = ir.result
+    return {
+        "op": ir.planned.op_name,
+        "file": ir.planned.file,
+        "launcher": ir.planned.launcher,
+        "dtype": r.dtype,
+        "models": ir.planned.models,
+        "verdict": r.verdict,
+        "findings": [{"check": f.check, "file": f.location.file, "line": f.location.line, "column": f.location.col}
+                     for f in r.findings],
+        "inconclusive": [{"reason": i.reason, "detail": i.detail, "location": span(i.span)} for i in r.inconclusive],
+        "assumptions": r.assumptions,
+        "kernels": r.kernels,
+        "seconds": round(r.seconds, 3),
+        "queries": r.queries,
+        "fingerprint": r.fingerprint,
+    }
+
+
+def to_dict(report) -> dict:
+    lines = SourceLines(report.root)
+    c = report.counts()
+    return {
+        "schema": SCHEMA,
+        "tool": {"name": "kernelvet", "version": __version__},
+        "summary": {"instances": len(report.instances), **c, "findings": len(report.findings),
+                    "seconds": round(report.seconds, 3), "exit_code": report.exit_code},
+        "findings": [finding(m, lines) for m in report.findings],
+        "instances": [instance(ir) for ir in report.instances],
+    }
+
+
+def render(report) -> str:
+    return _json.dumps(to_dict(report), indent=2) + "\n"

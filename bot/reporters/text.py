@@ -1,0 +1,68 @@
+"""Plain text: file:line:col: check: message, the source line with the wrapped sub-expression
+underlined, the op, kernel, models, witness and fix; then inconclusive instances; then a summary."""
+from __future__ import annotations
+
+from . import SourceLines, fixed_line, witness_text
+
+
+def render(report, color: bool = False) -> str:
+    lines = SourceLines(report.root)
+    out: list[str] = []
+    for m in report.findings:
+        f = m.finding
+        loc = f.location
+        out.append(f"{loc.file}:{loc.line}:{loc.col}: {f.check}: {f.message}")
+        src = lines.line(loc.file, loc.line)
+        if src is not None:
+            out.append(f"  {loc.line:5} | {src}")
+            width = (loc.end_col - loc.col) if loc.end_line == loc.line and loc.end_col > loc.col else 1
+            out.append(f"        | {' ' * (loc.col - 1)}^{'~' * max(width - 1, 0)}")
+        if f.access is not None and (f.access.file, f.access.line) != (loc.file, loc.line):
+            out.append(f"  reaches {f.access.file}:{f.access.line}:{f.access.col}: `{_short(f.access.text)}`")
+        parts = [f"op {', '.join(m.ops)}"]
+        if m.kernels:
+            parts.append(f"kernel {', '.join(m.kernels)}")
+        out.append("  " + "; ".join(parts))
+        out.append(f"  models: {', '.join(m.models)} ({', '.join(m.dtypes)})")
+        if f.zero_config:
+            out.append("  (zero-config: holds for some shape within the default ranges, not for a registered model)")
+        out.append(f"  witness: {witness_text(f.witness)}")
+        fixed = fixed_line(lines, f.fix)
+        if fixed is not None:
+            out.append(f"  fix: {f.fix.description}:")
+            out.append(f"        | {fixed.strip()}")
+        out.append("")
+    for ir in report.instances:
+        r = ir.result
+        if r.verdict != "inconclusive":
+            continue
+        out.append(f"inconclusive: {ir.planned.label}")
+        for inc in r.inconclusive:
+            where = f"{inc.span.file}:{inc.span.line}:{inc.span.col}: " if inc.span is not None and inc.span.line else ""
+            out.append(f"  {where}{inc.reason}: {inc.detail}")
+        out.append("")
+    out.extend(summary(report))
+    return "\n".join(out) + "\n"
+
+
+def summary(report) -> list[str]:
+    rows: dict[str, dict] = {}
+    for ir in report.instances:
+        row = rows.setdefault(ir.planned.op_name, {"bug": [], "verified": [], "inconclusive": []})
+        row[ir.result.verdict].extend(f"{m}[{ir.result.dtype}]" for m in ir.planned.models)
+    out = ["summary (op: verdict for models[dtype]):"]
+    for op, row in rows.items():
+        parts = [f"{v} {len(ms)}" for v, ms in row.items() if ms]
+        out.append(f"  {op}: {', '.join(parts)}")
+        for v in ("bug", "inconclusive"):
+            if row[v]:
+                out.append(f"      {v}: {', '.join(row[v])}")
+    c = report.counts()
+    out.append(f"{len(report.instances)} instances: {c['bug']} bug, {c['verified']} verified, "
+               f"{c['inconclusive']} inconclusive; {len(report.findings)} findings; {report.seconds:.1f} s")
+    return out
+
+
+def _short(text: str, n: int = 100) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
