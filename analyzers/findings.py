@@ -22,11 +22,14 @@ CHECKS = {
 
 @dataclass
 class Fix:
-    """A mechanical fix a review can offer as a suggestion: replace ``span`` (one line) by ``line``."""
+    """A mechanical fix a review can offer as a one-line suggestion: the text of ``span`` becomes
+    ``replacement`` (None: unchanged), and when ``declare`` is set, the integer type of the variable
+    that ``span`` initialises becomes it (``int n = t.numel();`` -> ``int64_t n = ...``)."""
 
     span: Span
-    replacement_line: str
+    replacement: str | None
     description: str
+    declare: str | None = None
 
 
 @dataclass

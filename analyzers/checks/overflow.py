@@ -72,7 +72,10 @@ class OverflowCheck(Check):
             check = "narrowing"
             msg = (f"conversion of `{site.span.text}` from {site.from_type} to {site.ctype} changes its value{values}; "
                    f"it reaches {what}")
-            fix = None
+            wide = "int64_t" if site.ctype in ("int", "long", "short", "signed char", "char") else "uint64_t"
+            widened = _widen_text(site.span.text) if site.from_type and _bits32(site.from_type) else None
+            how = f"declare the variable as {wide}" + (" and compute its value in 64 bits" if widened else "")
+            fix = Fix(site.span, widened, how, declare=wide)
         else:
             check = "overflow"
             msg = (f"32-bit {_OPS.get(site.kind, site.kind)} `{site.span.text}` wraps in {site.ctype}{values}; "
@@ -103,22 +106,39 @@ def _key(ctx, site) -> tuple:
 
 def widening_fix(site) -> Fix | None:
     """``a * b`` -> ``static_cast<int64_t>(a) * b``: the whole chain then runs in 64 bits."""
-    text = site.span.text
-    if not text or "\n" in text or site.span.line != site.span.end_line or site.kind not in ("*", "+", "-", "<<"):
+    if site.kind not in ("*", "+", "-", "<<") or site.span.line != site.span.end_line:
         return None
+    text = _widen_text(site.span.text, site.kind)
+    if text is None:
+        return None
+    return Fix(site.span, text, f"compute `{site.span.text}` in 64 bits")
+
+
+def _bits32(ctype: str) -> bool:
+    return ctype in ("int", "unsigned int", "short", "unsigned short", "char", "signed char", "unsigned char")
+
+
+def _widen_text(text: str, op: str | None = None) -> str | None:
+    """Cast the first operand of the first top-level ``op`` (any arithmetic operator when None)."""
+    if not text or "\n" in text:
+        return None
+    ops = (op,) if op else ("*", "+", "-", "<<")
     depth = 0
     for i, ch in enumerate(text):
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth -= 1
-        elif depth == 0 and text.startswith(site.kind, i) and i > 0 and text[i - 1] in " \t)]}_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.":
-            if site.kind in ("+", "-") and (text.startswith(site.kind * 2, i) or text[i - 1] == site.kind):
-                continue
-            left = text[:i].rstrip()
-            if not left:
-                return None
-            new = f"static_cast<int64_t>({left}) {text[i:].lstrip()}"
-            return Fix(site.span, new, f"compute `{text}` in 64 bits")
+        elif depth == 0 and i > 0:
+            for o in ops:
+                if not text.startswith(o, i):
+                    continue
+                if o in ("+", "-") and (text.startswith(o * 2, i) or text[i - 1] in "+-*/%<>=!&|^(,"):
+                    continue  # ++, --, a unary sign
+                if o == "*" and text[i - 1] in "(,":
+                    continue
+                left = text[:i].rstrip()
+                if not left or left.endswith(("<", ">", "=")):
+                    continue
+                return f"static_cast<int64_t>({left}) {text[i:].lstrip()}"
     return None
-

@@ -21,10 +21,13 @@ _ids = itertools.count(1)
 class Lia:
     def __init__(self, timeout_ms: int = 500):
         self.atoms: dict[int, z3.BoolRef] = {}
+        self.nonlinear: dict[int, z3.BoolRef] = {}  # used by the second tier only
         self.bounds: dict[str, z3.BoolRef] = {}
         self.abstract: dict[int, z3.ArithRef] = {}
         self._keep: list = []  # z3 ids stay unique while their terms live
         self._memo: dict[int, z3.BoolRef] = {}
+        self._memo_nl: dict[int, z3.BoolRef] = {}
+        self.skipped = False
         self.timeout_ms = timeout_ms
         self.queries = 0
         self.proved = 0
@@ -55,50 +58,63 @@ class Lia:
     def register(self, cond: z3.BoolRef, int_cond: z3.BoolRef | None) -> z3.BoolRef:
         """Record the integer version of a condition. Nonlinear ones are left out (the condition
         then counts as unknown): linear arithmetic is decided fast and completely."""
-        if int_cond is not None and not z3.is_true(cond) and not z3.is_false(cond) and linear(int_cond):
+        if int_cond is not None and not z3.is_true(cond) and not z3.is_false(cond):
             self._keep.append(cond)
-            self.atoms[cond.get_id()] = int_cond
+            (self.atoms if linear(int_cond) else self.nonlinear)[cond.get_id()] = int_cond
         return cond
 
     # ------------------------------------------------------------ translation
 
-    def translate(self, cond: z3.BoolRef) -> z3.BoolRef:
+    def translate(self, cond: z3.BoolRef, nonlinear: bool = False) -> z3.BoolRef:
+        memo = self._memo_nl if nonlinear else self._memo
         k = cond.get_id()
-        hit = self._memo.get(k)
+        hit = memo.get(k)
         if hit is not None:
             return hit
         out = self.atoms.get(k)
+        if out is None and nonlinear:
+            out = self.nonlinear.get(k)
         if out is None:
             if z3.is_true(cond) or z3.is_false(cond):
                 out = cond
             elif z3.is_and(cond):
-                out = z3.And(*[self.translate(c) for c in cond.children()])
+                out = z3.And(*[self.translate(c, nonlinear) for c in cond.children()])
             elif z3.is_or(cond):
-                out = z3.Or(*[self.translate(c) for c in cond.children()])
+                out = z3.Or(*[self.translate(c, nonlinear) for c in cond.children()])
             elif z3.is_not(cond):
-                out = z3.Not(self.translate(cond.arg(0)))
+                out = z3.Not(self.translate(cond.arg(0), nonlinear))
             elif z3.is_implies(cond):
-                out = z3.Implies(self.translate(cond.arg(0)), self.translate(cond.arg(1)))
+                out = z3.Implies(self.translate(cond.arg(0), nonlinear), self.translate(cond.arg(1), nonlinear))
             elif z3.is_app_of(cond, z3.Z3_OP_ITE) and z3.is_bool(cond):
-                out = z3.If(self.translate(cond.arg(0)), self.translate(cond.arg(1)), self.translate(cond.arg(2)))
+                out = z3.If(*[self.translate(c, nonlinear) for c in cond.children()])
             elif z3.is_eq(cond) and z3.is_bool(cond.arg(0)):
-                out = self.translate(cond.arg(0)) == self.translate(cond.arg(1))
+                out = self.translate(cond.arg(0), nonlinear) == self.translate(cond.arg(1), nonlinear)
             else:
+                if not nonlinear and k in self.nonlinear:
+                    self.skipped = True
                 out = z3.Bool(f"atom!{next(_ids)}")  # unknown to the integers: any truth value
         self._keep.append(cond)
-        self._memo[k] = out
+        memo[k] = out
         return out
 
     # ------------------------------------------------------------ queries
 
     def unsat(self, pc, *conds) -> bool:
-        """True when pc ∧ conds is proved unsatisfiable in the integers (then it is, in the program)."""
-        if not all(linear(c) for c in conds):
-            return False
-        s = z3.SolverFor("QF_LIA")
+        """True when pc ∧ conds is proved unsatisfiable in the integers (then it is, in the program).
+        Linear arithmetic first; when that cannot decide and nonlinear facts were left out (a
+        product of two sizes), once more with them in z3's nonlinear arithmetic."""
+        self.skipped = False
+        if all(linear(c) for c in conds):
+            if self._check("QF_LIA", [self.translate(c) for c in pc], conds):
+                return True
+            if not self.skipped:
+                return False
+        return self._check("QF_NIA", [self.translate(c, nonlinear=True) for c in pc], conds)
+
+    def _check(self, logic: str, pc_terms, conds) -> bool:
+        s = z3.SolverFor(logic)
         s.set("timeout", self.timeout_ms)
-        for c in pc:
-            t = self.translate(c)
+        for t in pc_terms:
             if not z3.is_true(t):
                 s.add(t)
         s.add(*conds)

@@ -231,4 +231,35 @@ def _instance(lm: LoadedManifest, oi: int, m: Model, dtype: str, dims, derived, 
                 v = expr(spec.value, "args", name, "value")
                 args.append((name, B.ScalarArg(v, isinstance(v, B.Num) and isinstance(v.value, float))))
     fields = tuple(sorted((n, m.fields[n]) for n in used))
+    dims, derived, constraints = _relevant(args, dims, derived, constraints)
     return B.Instance(op.launcher or op.name, op.file, tuple(args), dims, derived, constraints, dtype, fields)
+
+
+def _relevant(args, dims, derived, constraints):
+    """Only the user dims an op's arguments use (through derived dims too), and the constraints
+    on them: witnesses then list what matters, and the solver has less to carry."""
+    names: set[str] = set()
+    for _, a in args:
+        for e in _exprs(a):
+            names |= B.names(e)
+    defs = dict(derived)
+    todo = list(names)
+    while todo:
+        n = todo.pop()
+        if n in defs:
+            for m in B.names(defs[n]) - names:
+                names.add(m)
+                todo.append(m)
+    dims = tuple(d for d in dims if d.name in names)
+    derived = tuple((n, e) for n, e in derived if n in names)
+    constraints = tuple(c for c in constraints if B.names(c) <= names and B.names(c))
+    return dims, derived, constraints
+
+
+def _exprs(a):
+    if isinstance(a, B.TensorArg):
+        yield from a.shape
+        yield from a.strides or ()
+        yield from a.values or ()
+    elif isinstance(a, B.ScalarArg) and a.value is not None:
+        yield a.value

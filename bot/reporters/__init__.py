@@ -1,6 +1,7 @@
 """Reporters: the scan report as text for people, JSON for programs (SARIF and reviews: see bot)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 
@@ -23,6 +24,9 @@ class SourceLines:
         return lines[line - 1] if 0 < line <= len(lines) else None
 
 
+_DECL = re.compile(r"\b(?P<type>unsigned\s+int|unsigned|int32_t|uint32_t|int|short)(?P<rest>\s+\w+\s*=\s*)$")
+
+
 def fixed_line(lines: SourceLines, fix) -> str | None:
     """The source line with the fix applied (a one-line suggestion), or None when it cannot be."""
     if fix is None:
@@ -34,7 +38,13 @@ def fixed_line(lines: SourceLines, fix) -> str | None:
     start, end = span.col - 1, span.end_col - 1
     if text[start:end] != span.text:
         return None
-    return text[:start] + fix.replacement_line + text[end:]
+    new = text[:start] + (fix.replacement if fix.replacement is not None else span.text) + text[end:]
+    if fix.declare is not None:
+        m = _DECL.search(text[:start])
+        if m is None:
+            return None
+        new = new[:m.start("type")] + fix.declare + new[m.end("type"):]
+    return new
 
 
 def witness_text(w: dict) -> str:

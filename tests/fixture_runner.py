@@ -1,0 +1,130 @@
+"""Annotated kernel fixtures: each file under tests/fixtures/ carries its binding in a header and
+the findings it must produce on its own lines.
+
+    /* kernelvet-test
+    op: rms_norm                 # the launcher (or 'ops:' with several entries)
+    models: [{config: models/MistralForCausalLM.json}]    # default: one inline model 'm'
+    fields: {hidden_size: 4096}  # fields of the default model
+    dtypes: [float32]            # default [float32]
+    args: {out: {shape: [num_tokens, hidden_size]}, ...}
+    verdict: bug                 # what every instance must end with: bug | verified | inconclusive
+    */
+    ...
+    out[idx] = x;  // expect: oob
+    use(y);        // expect-inconclusive: unsupported
+
+A missing expected finding fails the test, and so does an extra one.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+FIXTURES = Path(__file__).parent / "fixtures"
+_HEADER = re.compile(r"/\*\s*kernelvet-test\s*\n(.*?)\*/", re.S)
+_EXPECT = re.compile(r"//\s*expect:\s*([\w\-, ]+)")
+_EXPECT_INC = re.compile(r"//\s*expect-inconclusive:\s*([\w\-]+)")
+
+
+@dataclass
+class Fixture:
+    path: Path
+    header: dict
+    expected: set = field(default_factory=set)  # (line, check)
+    expected_inconclusive: set = field(default_factory=set)  # (line, reason)
+
+    @property
+    def name(self) -> str:
+        return str(self.path.relative_to(FIXTURES))
+
+
+def load_fixture(path: Path) -> Fixture:
+    text = path.read_text()
+    m = _HEADER.search(text)
+    if m is None:
+        raise ValueError(f"{path}: no /* kernelvet-test ... */ header")
+    fx = Fixture(path, yaml.safe_load(m.group(1)))
+    for i, line in enumerate(text.splitlines(), start=1):
+        for e in _EXPECT.findall(line):
+            for check in e.split(","):
+                if check.strip():
+                    fx.expected.add((i, check.strip()))
+        for r in _EXPECT_INC.findall(line):
+            fx.expected_inconclusive.add((i, r))
+    return fx
+
+
+def all_fixtures() -> list[Path]:
+    return sorted(p for p in FIXTURES.rglob("*.cu") if p.is_file())
+
+
+def manifest_for(fx: Fixture) -> dict:
+    h = fx.header
+    rel = fx.name
+    models = h.get("models") or [{"name": "m", "fields": h.get("fields", {})}]
+    models = [dict(m, config=str(FIXTURES / m["config"])) if "config" in m else m for m in models]
+    ops = h.get("ops") or [{"op": h["op"], "args": h.get("args", {}), "verdict": h.get("verdict")}]
+    out = {"version": 0, "models": models, "dtypes": h.get("dtypes", ["float32"]), "ops": []}
+    for key in ("user_dims", "derived", "constraints"):
+        if key in h:
+            out[key] = h[key]
+    for o in ops:
+        spec = {"name": o.get("name", o["op"]), "file": rel, "launcher": o["op"], "args": o.get("args", {})}
+        for key in ("models", "dtypes"):
+            if key in o:
+                spec[key] = o[key]
+        spec.setdefault("dtypes", h.get("dtypes", ["float32"]))  # fixtures pin their dtypes
+        out["ops"].append(spec)
+    return out
+
+
+def verdicts(fx: Fixture) -> dict:
+    h = fx.header
+    ops = h.get("ops") or [{"op": h["op"], "verdict": h.get("verdict")}]
+    return {o.get("name", o["op"]): o.get("verdict") for o in ops}
+
+
+def run_fixture(fx: Fixture, tmp: Path):
+    from bot.manifest import load
+    from bot.scan import scan
+
+    mpath = tmp / "kernelvet.yaml"
+    mpath.write_text(yaml.safe_dump(manifest_for(fx), sort_keys=False))
+    return scan(FIXTURES, load(mpath), jobs=1)
+
+
+def compare(fx: Fixture, report) -> list[str]:
+    """Every difference between what the fixture expects and what kernelvet reported."""
+    problems: list[str] = []
+    got: set = set()
+    for m in report.findings:
+        loc = m.finding.location
+        if loc.file != fx.name:
+            problems.append(f"finding outside the fixture: {loc}: {m.check}: {m.finding.message}")
+            continue
+        got.add((loc.line, m.check))
+    for line, check in sorted(fx.expected - got):
+        problems.append(f"missing: line {line}: {check}")
+    for line, check in sorted(got - fx.expected):
+        msg = next(m.finding.message for m in report.findings if (m.location.line, m.check) == (line, check))
+        problems.append(f"extra: line {line}: {check}: {msg}")
+    got_inc = set()
+    for ir in report.instances:
+        for inc in ir.result.inconclusive:
+            if inc.span is not None and inc.span.file == fx.name:
+                got_inc.add((inc.span.line, inc.reason))
+            elif fx.expected_inconclusive:
+                got_inc.add((0, inc.reason))
+    for item in sorted(fx.expected_inconclusive - got_inc):
+        problems.append(f"missing inconclusive: line {item[0]}: {item[1]}")
+    want = verdicts(fx)
+    for ir in report.instances:
+        expected = want.get(ir.planned.op_name)
+        if expected is not None and ir.result.verdict != expected:
+            reasons = "; ".join(f"{i.reason}: {i.detail} at {i.span}" for i in ir.result.inconclusive)
+            problems.append(f"{ir.planned.label}: verdict {ir.result.verdict}, expected {expected}"
+                            + (f" ({reasons})" if reasons else ""))
+    return problems
