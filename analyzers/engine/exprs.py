@@ -7,7 +7,7 @@ from ..kir import nodes as N
 from ..kir import types as T
 from . import ints
 from .memory import PathEnd, index_to_int64, int_size
-from .state import State, absorb, fresh_value, merge_values
+from .state import State, absorb, decided, fresh_value, merge_values
 from .values import (BoolV, ClosureV, FloatV, FuncV, IntV, Loc, MultiLoc, MultiPtrV, OpaqueV, PtrV, RefV,
                      StructV, Val, bool_of, const_int)
 
@@ -213,10 +213,11 @@ class ExprOps:
     def ev_binary(self, e: N.Binary, st: State) -> Val:
         op = e.op
         if op in ("&&", "||"):
-            a = z3.simplify(self.truth(self.eval(e.lhs, st), e.span))
-            if op == "&&" and z3.is_false(a) or op == "||" and z3.is_true(a):
-                return BoolV(a)
-            if z3.is_true(a) or z3.is_false(a):
+            a = self.truth(self.eval(e.lhs, st), e.span)
+            d = decided(a)
+            if (op == "&&" and d is False) or (op == "||" and d is True):
+                return BoolV(z3.BoolVal(d))
+            if d is not None:
                 return BoolV(self.truth(self.eval(e.rhs, st), e.span))
             guard = a if op == "&&" else z3.Not(a)
             b = self.guarded(st, guard, lambda sub: self.truth(self.eval(e.rhs, sub), e.span))
@@ -317,10 +318,11 @@ class ExprOps:
         return new
 
     def ev_cond(self, e: N.Cond, st: State) -> Val:
-        c = z3.simplify(self.truth(self.eval(e.cond, st), e.span))
-        if z3.is_true(c):
+        c = self.truth(self.eval(e.cond, st), e.span)
+        d = decided(c)
+        if d is True:
             return self.eval(e.then, st)
-        if z3.is_false(c):
+        if d is False:
             return self.eval(e.els, st)
         a = self.guarded(st, c, lambda sub: self.eval(e.then, sub))
         b = self.guarded(st, z3.Not(c), lambda sub: self.eval(e.els, sub))

@@ -57,7 +57,7 @@ class HostOps:
             # to reason through the product batch * seq_len.
             sym = narrow_symbol(name, max(v.lo, 0), max(v.hi, 0)) if v.lo >= 0 else z3.BitVec(name, 64)
             iv = lia.CURRENT.var(name, v.lo, v.hi)
-            st.assume(lia.CURRENT.register(sym == v.bv, iv == ints.I(v)))
+            st.assume(lia.CURRENT.define(sym == v.bv, iv == ints.I(v)))
             v = IntV(T.INT64, sym, v.lo, v.hi, iv=iv)
             self.dims[name] = v
             self.ctx.symbol(name, sym, "derived")
@@ -65,8 +65,14 @@ class HostOps:
                 derived_order.append((name, sym))
         # Smallest total first (num_tokens), then the dims that make it up.
         self.ctx.dim_order = derived_order + user_order
+        defs = [(e, name) for name, e in inst.derived]
         for c in inst.constraints:
-            st.assume(self.sym_bool(c, fn.span))
+            term = self.sym_bool(c, fn.span)
+            folded = _fold_defs(c, defs)
+            if folded != c:
+                # batch * seq_len <= 9000000 is num_tokens <= 9000000: linear, for the integers.
+                lia.CURRENT.register(term, lia.CURRENT.translate(self.sym_bool(folded, fn.span)))
+            st.assume(term)
         frame = Frame(new_frame_id(), fn, {}, None, None, None)
         st.frames[frame.id] = frame
         st.stack = (frame.id,)
@@ -367,6 +373,24 @@ class HostOps:
     def emit_sink(self, st: State, sink: Sink) -> None:
         for check in self.ctx.checks:
             check.on_sink(self.ctx, st, sink)
+
+
+def _fold_defs(e, defs):
+    """``e`` with every sub-expression that is a derived dim's definition replaced by its name."""
+    for d, name in defs:
+        if e == d:
+            return B.Name(name)
+    if isinstance(e, B.BinOp):
+        return B.BinOp(e.op, _fold_defs(e.left, defs), _fold_defs(e.right, defs))
+    if isinstance(e, B.Compare):
+        return B.Compare(e.op, _fold_defs(e.left, defs), _fold_defs(e.right, defs))
+    if isinstance(e, B.BoolOp):
+        return B.BoolOp(e.op, tuple(_fold_defs(v, defs) for v in e.values))
+    if isinstance(e, B.Neg):
+        return B.Neg(_fold_defs(e.operand, defs))
+    if isinstance(e, B.Func):
+        return B.Func(e.name, tuple(_fold_defs(a, defs) for a in e.args))
+    return e
 
 
 def narrow_symbol(name: str, lo: int, hi: int) -> z3.BitVecRef:

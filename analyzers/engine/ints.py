@@ -126,6 +126,8 @@ def _int_op(op: str, a: IntV, b: IntV, lo: int, hi: int) -> z3.ArithRef | None:
     if op == "-":
         return x - y
     if op == "*":
+        if a.concrete() is None and b.concrete() is None and a.math is None and b.math is None:
+            return lia.CURRENT.product(x, y, a.lo, a.hi, b.lo, b.hi)
         return x * y
     nonneg = a.lo >= 0 and b.lo > 0
     if op == "/" and nonneg:

@@ -24,10 +24,14 @@ class Lia:
         self.nonlinear: dict[int, z3.BoolRef] = {}  # used by the second tier only
         self.bounds: dict[str, z3.BoolRef] = {}
         self.abstract: dict[int, z3.ArithRef] = {}
+        self.products: dict[tuple, z3.ArithRef] = {}
+        self.definitions: list = []  # exact nonlinear facts, for the second tier
+        self.product_names: set[str] = set()
         self._keep: list = []  # z3 ids stay unique while their terms live
         self._memo: dict[int, z3.BoolRef] = {}
         self._memo_nl: dict[int, z3.BoolRef] = {}
         self.skipped = False
+        self.quiet: set[int] = set()  # nonlinear definitions that alone never justify the second tier
         self.timeout_ms = timeout_ms
         self.queries = 0
         self.proved = 0
@@ -46,6 +50,26 @@ class Lia:
             self.bounds[name] = z3.And(*parts) if parts else z3.BoolVal(True)
         return v
 
+    def product(self, x: z3.ArithRef, y: z3.ArithRef, xl: int, xu: int, yl: int, yu: int) -> z3.ArithRef:
+        """x * y as a variable bounded by its McCormick envelopes: four linear inequalities that
+        hold for every x in [xl, xu] and y in [yl, yu]. They make most index bounds that multiply
+        two sizes (col * tokens) provable in linear arithmetic; the exact product stays for the
+        nonlinear tier."""
+        if x.get_id() > y.get_id():
+            x, y, xl, xu, yl, yu = y, x, yl, yu, xl, xu
+        key = (x.get_id(), y.get_id())
+        if key not in self.products:
+            corners = [xl * yl, xl * yu, xu * yl, xu * yu]
+            p = self.var(f"prod!{next(_ids)}", min(corners), max(corners))
+            self._keep.extend((x, y))
+            self.bounds[f"{p}.envelope"] = z3.And(
+                p >= xl * y + yl * x - xl * yl, p >= xu * y + yu * x - xu * yu,
+                p <= xu * y + yl * x - xu * yl, p <= xl * y + yu * x - xl * yu)
+            self.definitions.append(p == x * y)
+            self.product_names.add(str(p))
+            self.products[key] = p
+        return self.products[key]
+
     def bounded(self, key: z3.ExprRef, lo: int, hi: int) -> z3.ArithRef:
         """An integer standing for a value the integers do not follow exactly (a bitwise result,
         a load): one per bit-vector term, bounded by its interval."""
@@ -54,6 +78,12 @@ class Lia:
             self._keep.append(key)
             self.abstract[k] = self.var(f"abs!{next(_ids)}", lo, hi)
         return self.abstract[k]
+
+    def define(self, cond: z3.BoolRef, int_cond: z3.BoolRef) -> z3.BoolRef:
+        """Register a definition (num_tokens == batch * seq_len)."""
+        self.register(cond, int_cond)
+        self.quiet.add(cond.get_id())
+        return cond
 
     def register(self, cond: z3.BoolRef, int_cond: z3.BoolRef | None) -> z3.BoolRef:
         """Record the integer version of a condition. Nonlinear ones are left out (the condition
@@ -90,7 +120,7 @@ class Lia:
             elif z3.is_eq(cond) and z3.is_bool(cond.arg(0)):
                 out = self.translate(cond.arg(0), nonlinear) == self.translate(cond.arg(1), nonlinear)
             else:
-                if not nonlinear and k in self.nonlinear:
+                if not nonlinear and k in self.nonlinear and k not in self.quiet:
                     self.skipped = True
                 out = z3.Bool(f"atom!{next(_ids)}")  # unknown to the integers: any truth value
         self._keep.append(cond)
@@ -107,9 +137,23 @@ class Lia:
         if all(linear(c) for c in conds):
             if self._check("QF_LIA", [self.translate(c) for c in pc], conds):
                 return True
-            if not self.skipped:
+            if not self.skipped and not self._mentions_product(conds):
                 return False
-        return self._check("QF_NIA", [self.translate(c, nonlinear=True) for c in pc], conds)
+        return self._check("QF_NIA", [self.translate(c, nonlinear=True) for c in pc] + self.definitions, conds)
+
+    def _mentions_product(self, conds) -> bool:
+        if not self.product_names:
+            return False
+        stack, seen = list(conds), set()
+        while stack:
+            t = stack.pop()
+            if t.get_id() in seen:
+                continue
+            seen.add(t.get_id())
+            if z3.is_const(t) and str(t) in self.product_names:
+                return True
+            stack.extend(t.children())
+        return False
 
     def _check(self, logic: str, pc_terms, conds) -> bool:
         s = z3.SolverFor(logic)

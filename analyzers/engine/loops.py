@@ -18,7 +18,7 @@ from ..kir import types as T
 from . import ints, lia
 from .events import Sink
 from .memory import PathEnd
-from .state import State, fresh_value, merge_all
+from .state import State, decided, fresh_value, merge_all
 from .values import MATH_BITS, IntV, Loc, PtrV, WrapSite, const_int, new_site_id, widen
 
 K_BITS = 40  # iterations of one loop by one thread: at most 2^40
@@ -211,11 +211,11 @@ class LoopOps:
             nxt: list[State] = []
             for x in states:
                 if not (body_first and it == 0) and cond is not None:
-                    c = z3.simplify(self.truth(self.eval(cond, x), loop.span))
-                    if z3.is_false(c):
+                    d = decided(self.truth(self.eval(cond, x), loop.span))
+                    if d is False:
                         exits.append(x)
                         continue
-                    if not z3.is_true(c):
+                    if d is None:
                         pending.append(x)
                         continue
                 for y in self.run_stmt(body, x):

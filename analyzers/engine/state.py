@@ -113,6 +113,13 @@ class State:
 # ---------------------------------------------------------------- merging
 
 
+def decided(c: z3.BoolRef) -> bool | None:
+    """True or False when ``c`` simplifies to a constant, else None. Only for deciding: the path
+    keeps ``c`` itself, whose integer version lia.py knows by identity."""
+    s = z3.simplify(c)
+    return True if z3.is_true(s) else False if z3.is_false(s) else None
+
+
 def merge_values(c: z3.BoolRef, a: Val | None, b: Val | None) -> Val | None:
     """ite(c, a, b), or None where the two cannot be one value."""
     if a is b:

@@ -7,7 +7,8 @@ import z3
 from ..kir import nodes as N
 from ..kir import types as T
 from .memory import PathEnd
-from .state import State, merge_all
+from . import ints
+from .state import State, decided, merge_all
 from .values import IntV, Loc, RefV, const_int
 
 
@@ -87,7 +88,7 @@ class StmtOps:
             if x.status != "ok":
                 out.append(x)
                 continue
-            c = z3.simplify(self.truth(self.eval(s.cond, x), s.span))
+            c = self.truth(self.eval(s.cond, x), s.span)
             for branch, cond in self.branches(x, c):
                 body = s.then if branch else s.els
                 if body is None:
@@ -98,10 +99,9 @@ class StmtOps:
 
     def branches(self, st: State, c: z3.BoolRef) -> list[tuple[bool, State]]:
         """The feasible sides of a branch on ``c``, each in its own state."""
-        if z3.is_true(c):
-            return [(True, st)]
-        if z3.is_false(c):
-            return [(False, st)]
+        d = decided(c)
+        if d is not None:
+            return [(d, st)]
         then_ok = self.ctx.feasible(st.pc, c)
         else_ok = self.ctx.feasible(st.pc, z3.Not(c))
         if then_ok and else_ok:
@@ -149,11 +149,12 @@ class StmtOps:
             if value is None:
                 default_at = pos
                 continue
-            c = z3.simplify(v.bv == const_int(value, v.ty).bv)
+            c = ints.compare("==", v, const_int(value, v.ty)).term
             taken.append(c)
-            if z3.is_false(c):
+            d = decided(c)
+            if d is False:
                 continue
-            if z3.is_true(c):
+            if d is True:
                 entries.append((pos, rest))
                 rest = None
                 break

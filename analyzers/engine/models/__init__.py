@@ -19,16 +19,20 @@ def model(*names: str, overrides_body: bool = False):
 
 
 def normalize(name: str) -> str:
+    """Template arguments dropped from the owner: the function's own name (``operator->``) stays."""
+    owner, sep, fn = name.rpartition("::")
+    if not sep:
+        return name
     out = []
     depth = 0
-    for ch in name:
+    for ch in owner:
         if ch == "<":
             depth += 1
         elif ch == ">":
             depth = max(depth - 1, 0)
         elif depth == 0:
             out.append(ch)
-    return "".join(out)
+    return "".join(out) + "::" + fn
 
 
 def lookup(name: str):
