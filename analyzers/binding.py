@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**"}
 _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 FUNCS = {"min", "max", "ceil_div", "round_up"}
 
@@ -169,6 +169,10 @@ def _fold(op: str, a, b):
         if b == 0:
             raise ExprError("modulo by zero")
         return a % b
+    if op == "**":
+        if not isinstance(b, int) or b < 0 or b > 64:
+            raise ExprError(f"exponent {b} out of range")
+        return a ** b
     raise ExprError(op)
 
 

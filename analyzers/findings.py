@@ -48,6 +48,7 @@ class Finding:
     models: list[str] = field(default_factory=list)
     dtypes: list[str] = field(default_factory=list)
     zero_config: bool = False  # holds for some shape within default ranges, not for a bound model
+    related: list[Span] = field(default_factory=list)  # other places that fail for the same witness
 
     def key(self) -> tuple:
         return (self.check, self.location.file, self.location.line, self.location.col, self.kernel or "")

@@ -17,6 +17,22 @@ CHECK_OF_REGION = {
 WHAT = {"oob": "global memory", "shared-oob": "shared memory", "local-oob": "local memory"}
 
 
+def _same_cause(ctx, st, cond, ev, key) -> bool:
+    """An access that also fails for the input (the sizes) of an access already reported in this
+    kernel is listed with that finding, not reported again: one root cause, one report."""
+    terms = [t for _, t in ctx.dim_order]
+    for kernel, finding, model in ctx.witnesses:
+        if kernel != ctx.kernel:
+            continue
+        fixed = [t == model.eval(t, model_completion=True) for t in terms]
+        if ctx.find_model(st.pc, z3.And(cond, *fixed), ev.span) is not None:
+            ctx.mark(key)
+            if ev.span != finding.location and ev.span not in finding.related:
+                finding.related.append(ev.span)
+            return True
+    return False
+
+
 class BoundsCheck(Check):
     id = "oob"
 
@@ -55,6 +71,8 @@ class BoundsCheck(Check):
             cond = z3.And(cond, *[z3.Not(s.wraps) for s in sorted(off.sites, key=lambda s: s.id)])
         if ev.guard is not None:
             cond = z3.And(ev.guard, cond)
+        if _same_cause(ctx, st, cond, ev, key):
+            return
         model = ctx.find_model(st.pc, cond, ev.span)
         if model is None:
             return
@@ -73,4 +91,6 @@ class BoundsCheck(Check):
         where = "before the start" if at < 0 else "past the end"
         msg = (f"{action} of {ev.size} bytes at byte offset {at} of `{region.name}` ({size} bytes, {WHAT[check]}), "
                f"{where}: `{ev.span.text}`")
-        ctx.report(make_finding(ctx, st, check, msg, ev.span, model, cond, expression=ev.span, trace=list(ev.stack)))
+        finding = make_finding(ctx, st, check, msg, ev.span, model, cond, expression=ev.span, trace=list(ev.stack))
+        ctx.report(finding)
+        ctx.witnesses.append((ctx.kernel, finding, model))

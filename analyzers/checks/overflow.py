@@ -4,13 +4,14 @@ smallest sub-expression that wrapped (the earliest wrap site that wraps in the w
 type, and offers a widening fix where it is mechanical."""
 from __future__ import annotations
 
+import re
+
 import z3
 
 from ..engine.values import MATH_BITS, widen
 from ..findings import Fix
 from .base import Check, depends_on_summary, make_finding, span_key, value_of
 
-MAX_SITES_PER_SINK = 3
 _OPS = {"*": "multiplication", "+": "addition", "-": "subtraction", "<<": "left shift", "neg": "negation"}
 
 
@@ -28,41 +29,46 @@ class OverflowCheck(Check):
     def _sink(self, ctx, st, v, guard, span, what: str, stack) -> None:
         if v.math is None or not v.sites:
             return
-        ordered = sorted(v.sites, key=lambda s: s.id)  # deterministic queries, run to run
-        for _ in range(MAX_SITES_PER_SINK):
-            pending = [s for s in ordered if _key(ctx, s) not in ctx.reported]
-            if not pending:
-                return
-            guard_i = [ctx.lia.translate(guard)] if guard is not None else []
-            done_i = [z3.Not(s.iwraps) for s in ordered if _key(ctx, s) in ctx.reported]
-            if ctx.excluded(st.pc, z3.Or(*[s.iwraps for s in pending]), *done_i, *guard_i):
-                return  # no pending site can wrap on this path
-            cond = widen(v.bv, v.ty.signed, MATH_BITS) != v.math
-            done = [s.wraps for s in ordered if _key(ctx, s) in ctx.reported]
-            parts = [cond] + [z3.Not(w) for w in done] + ([guard] if guard is not None else [])
-            cond = z3.And(*parts) if len(parts) > 1 else cond
-            # The smallest input that wraps anything here, and in it the earliest site that wraps:
-            # the first failure as sizes grow, which is what a maintainer needs to see.
+        ordered = sorted(v.sites, key=lambda s: s.id)  # creation order: upstream first
+        pending = [s for s in ordered if _key(ctx, s) not in ctx.reported]
+        if not pending:
+            return
+        guard_i = [ctx.lia.translate(guard)] if guard is not None else []
+        if ctx.excluded(st.pc, z3.Or(*[s.iwraps for s in pending]), *guard_i):
+            return  # no pending site can wrap on this path
+        differs = widen(v.bv, v.ty.signed, MATH_BITS) != v.math
+        for site in pending:
+            # The most upstream site that can wrap into this sink is the root cause: fixing it
+            # fixes what it feeds. One report per sink.
+            if ctx.excluded(st.pc, site.iwraps, *guard_i):
+                continue
+            cond = z3.And(differs, site.wraps, *([guard] if guard is not None else []))
             model = ctx.find_model(st.pc, cond, span)
             if model is None:
-                return
-            model = ctx.minimal(st.pc, cond, z3.And(z3.Or(*[s.iwraps for s in pending]), *done_i, *guard_i), model)
-            wrapped = [s for s in pending if z3.is_true(model.eval(s.wraps, model_completion=True))]
-            site = min(wrapped or pending, key=lambda s: s.id)
-            ctx.mark(_key(ctx, site))
-            # One report per expression: its sub-expressions (and the expressions around it) that
-            # also wrap for larger inputs have the same fix.
+                continue
+            # An expression around it that wraps too is the one to fix (declare int64 and widen).
+            for outer in sorted(pending, key=lambda s: (_length(s.span), s.id), reverse=True):
+                if outer is site or not _contains(outer.span, site.span):
+                    continue
+                outer_cond = z3.And(differs, outer.wraps, *([guard] if guard is not None else []))
+                outer_model = ctx.find_model(st.pc, outer_cond, span)
+                if outer_model is not None:
+                    site, cond, model = outer, outer_cond, outer_model
+                    break
             for other in ordered:
                 if _nested(other.span, site.span):
                     ctx.mark(_key(ctx, other))
+            ctx.mark(_key(ctx, site))
             if _finding_key(ctx, site) in ctx.findings:
-                continue
-            summary = depends_on_summary(ctx, z3.And(cond, site.wraps))
+                return
+            summary = depends_on_summary(ctx, cond)
             if summary is not None:
                 ctx.stuck("imprecise-loop", f"a possible wrap of `{site.span.text}` depends on {summary}, "
                           "which the loop summary cannot bound", site.span)
-                continue
+                return
+            model = ctx.minimal(st.pc, cond, z3.And(site.iwraps, *guard_i), model)
             ctx.report(self._finding(ctx, st, site, model, cond, span, what, stack))
+            return
 
     def _finding(self, ctx, st, site, model, cond, sink_span, what, stack):
         exact = value_of(model, site.exact) if site.exact is not None else None
@@ -88,6 +94,16 @@ class OverflowCheck(Check):
 def _finding_key(ctx, site) -> tuple:  # as Finding.key()
     check = "narrowing" if site.kind == "conversion" else "overflow"
     return (check, site.span.file, site.span.line, site.span.col, ctx.kernel or "")
+
+
+def _contains(outer, inner) -> bool:
+    """``outer`` covers ``inner`` (equal spans count: the later operation is the outer one)."""
+    return outer.file == inner.file and (outer.line, outer.col) <= (inner.line, inner.col) \
+        and (inner.end_line, inner.end_col) <= (outer.end_line, outer.end_col)
+
+
+def _length(span) -> tuple:
+    return (span.end_line - span.line, span.end_col - span.col)
 
 
 def _nested(a, b) -> bool:
@@ -120,8 +136,8 @@ def _bits32(ctype: str) -> bool:
 
 def _widen_text(text: str, op: str | None = None) -> str | None:
     """Cast the first operand of the first top-level ``op`` (any arithmetic operator when None)."""
-    if not text or "\n" in text:
-        return None
+    if not text or "\n" in text or re.search(r"(?<![=!<>])=(?!=)", text):
+        return None  # an assignment (i += s): the fix is the variable's type, not a cast
     ops = (op,) if op else ("*", "+", "-", "<<")
     depth = 0
     for i, ch in enumerate(text):

@@ -58,6 +58,8 @@ class Context:
         self.kernel: str | None = None
         self.kernels: list[str] = []
         self.reported: set[tuple] = set()
+        self.aborts: list[tuple] = []
+        self.witnesses: list[tuple] = []  # (kernel, finding, model) of reported accesses
         self.start = time.perf_counter()
         self.paths = 0
 
@@ -91,6 +93,11 @@ class Context:
             if inc.reason == reason and inc.detail == detail and inc.span == span:
                 return
         self.inconclusive.append(Inconclusive(reason, detail, span))
+
+    def aborted(self, reason: str, span: N.Span) -> None:
+        """A path that ended at a failing check (TORCH_CHECK, a dtype check of data_ptr<T>())."""
+        if (reason, span) not in self.aborts:
+            self.aborts.append((reason, span))
 
     def report(self, finding: Finding) -> None:
         key = finding.key()

@@ -176,6 +176,10 @@ class HostOps:
             return ints.negate(self.sym_int(e.operand, span), span)
         if isinstance(e, B.BinOp):
             a, b = self.sym_int(e.left, span), self.sym_int(e.right, span)
+            if e.op == "**":
+                if a.concrete() is None or b.concrete() is None:
+                    raise BindingError(f"'**' needs constant operands in {B.to_text(e)}")
+                return const_int(a.concrete() ** b.concrete(), T.INT64)
             op = {"//": "/"}.get(e.op, e.op)
             return ints.arith(op, a, b, T.INT64, span)
         if isinstance(e, B.Func):

@@ -46,8 +46,9 @@ def analyze(program: N.Program, fn: N.Function, inst: B.Instance, checks: list, 
         else:
             end = interp.exec_block(fn.body.stmts if fn.body else (), [st])
             if end and all(s.status == "abort" for s in end) and not ctx.findings:
-                ctx.stuck("binding-infeasible", "every path fails a check of the op (TORCH_CHECK, dtype) "
-                          "for this binding: the binding does not describe a valid call", fn.span)
+                why = "; ".join(f"{r} at {sp.file}:{sp.line}" for r, sp in ctx.aborts[:3]) or "a failing check"
+                ctx.stuck("binding-infeasible", f"every path of the op fails a check for this binding ({why}): "
+                          "the binding does not describe a valid call", fn.span)
     except BindingError as exc:
         ctx.stuck("binding-error", str(exc), fn.span)
     except BudgetExceeded:

@@ -39,6 +39,8 @@ class StmtOps:
     def end_path(self, st: State, pe: PathEnd) -> State:
         if pe.status == "stuck":
             self.ctx.stuck(pe.kind, pe.reason, pe.span)
+        elif pe.reason and pe.span is not None:
+            self.ctx.aborted(pe.reason, pe.span)
         st.status = pe.status
         return st
 

@@ -33,6 +33,7 @@ def finding(m, lines: SourceLines) -> dict:
         "fix": None if fixed is None else {"description": f.fix.description, "file": f.fix.span.file,
                                            "line": f.fix.span.line, "replacement_line": fixed},
         "trace": [span(s) for s in f.trace],
+        "related": [span(s) for s in f.related],
         "zero_config": f.zero_config,
     }
 

@@ -19,6 +19,8 @@ def render(report, color: bool = False) -> str:
             out.append(f"        | {' ' * (loc.col - 1)}^{'~' * max(width - 1, 0)}")
         if f.access is not None and (f.access.file, f.access.line) != (loc.file, loc.line):
             out.append(f"  reaches {f.access.file}:{f.access.line}:{f.access.col}: `{_short(f.access.text)}`")
+        for r in f.related:
+            out.append(f"  the same input also fails at {r.file}:{r.line}:{r.col}: `{_short(r.text)}`")
         parts = [f"op {', '.join(m.ops)}"]
         if m.kernels:
             parts.append(f"kernel {', '.join(m.kernels)}")

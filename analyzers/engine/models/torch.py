@@ -341,5 +341,6 @@ def device_properties(interp, st, call, this, args):
 @model("kernelvet_detail::check_failed", "__kernelvet_throw", "__assert_fail", "abort", "exit", "__trap",
        "std::abort", "std::exit")
 def check_failed(interp, st, call, this, args):
-    raise PathEnd("abort", "a failing check ends the path", call.span, kind="check")
+    text = " ".join(call.span.text.split())
+    raise PathEnd("abort", f"`{text[:120]}` fails" if text else "a failing check", call.span, kind="check")
 
