@@ -48,6 +48,8 @@ class BoundsCheck(Check):
             if model is None:
                 return
             ctx.mark(key)
+            guard_i = ctx.lia.translate(ev.guard) if ev.guard is not None else z3.BoolVal(True)
+            model = ctx.minimal(st.pc, cond, guard_i, model)
             action = "write to" if ev.write else "read from"
             ctx.report(make_finding(ctx, st, check, f"{action} a null pointer: `{ev.span.text}`", ev.span, model, cond,
                                     expression=ev.span, trace=list(ev.stack)))
