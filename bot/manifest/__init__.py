@@ -8,16 +8,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import difflib
+
 import yaml
 from pydantic import ValidationError
 
 from analyzers import binding as B
 
 from .configs import ConfigError, read_config
+from . import schema
 from .schema import Manifest, ModelEntry, ScalarArg, TensorArg
 from .yamlpos import YamlDoc
 
 MANIFEST_NAMES = ("kernelvet.yaml", ".kernelvet.yaml", "kernelvet.yml")
+_KNOWN_KEYS = sorted({f for cls in (schema.Manifest, schema.ModelEntry, schema.TensorArg, schema.ScalarArg, schema.OpSpec,
+                                    schema.DimRange, schema.Options) for f in cls.model_fields})
 
 
 class ManifestError(Exception):
@@ -86,7 +91,7 @@ def load(path: Path) -> LoadedManifest:
     try:
         spec = Manifest.model_validate(doc.data)
     except ValidationError as exc:
-        raise ManifestError([_pydantic_error(doc, e) for e in exc.errors()]) from None
+        raise ManifestError([_pydantic_error(doc, e) for e in _specific(exc.errors())]) from None
     errors: list[str] = []
     models = []
     seen: set[str] = set()
@@ -117,6 +122,30 @@ def _model(manifest_path: Path, entry: ModelEntry, index: int) -> Model:
     return Model(name or f"model{index}", fields, entry.dtype or dtype, index)
 
 
+def _specific(errors: list[dict]) -> list[dict]:
+    """For a value that matches no member of a union (tensor | scalar | 'absent'), keep the errors
+    of the member the value was meant to be (the deepest ones), not every alternative."""
+    def path(e):
+        return tuple(x for x in e["loc"] if not (isinstance(x, str) and (x[:1].isupper() or x.startswith(("literal[", "function-")))))
+    out = []
+    for e in errors:
+        p = path(e)
+        deeper = any(path(o)[:len(p)] == p and len(path(o)) > len(p) for o in errors if o is not e)
+        if deeper and e["type"] in ("literal_error", "model_type", "dict_type", "missing", "extra_forbidden"):
+            continue
+        # A key one member does not know but another does ('shape' for a scalar): not the mistake.
+        if e["type"] == "extra_forbidden" and any(path(o) == p and o["type"] != "extra_forbidden" for o in errors):
+            continue
+        out.append(e)
+    seen, unique = set(), []
+    for e in out:
+        key = (path(e), e["msg"])
+        if key not in seen:
+            seen.add(key)
+            unique.append(e)
+    return unique
+
+
 def _pydantic_error(doc: YamlDoc, e: dict) -> str:
     # pydantic adds union member names (e.g. 'TensorArg') and literal tags into loc: keep the path.
     loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and (x[:1].isupper() or x.startswith(("literal[", "function-")))))
@@ -127,6 +156,9 @@ def _pydantic_error(doc: YamlDoc, e: dict) -> str:
         msg = f"'{loc[-1]}' is required" if loc else msg
     elif e["type"] == "extra_forbidden":
         msg = f"unknown key '{loc[-1]}'"
+        near = difflib.get_close_matches(str(loc[-1]), _KNOWN_KEYS, n=1, cutoff=0.75)
+        if near:
+            msg += f" (did you mean '{near[0]}'?)"
     return f"{where}: {path}: {msg}" if path else f"{where}: {msg}"
 
 

@@ -33,7 +33,7 @@ class YamlDoc:
         ``loc`` goes past what the document has."""
         node = self.root
         best = node
-        for key in loc:
+        for n, key in enumerate(loc):
             if isinstance(node, yaml.MappingNode):
                 nxt = None
                 for k, v in node.value:
@@ -44,7 +44,8 @@ class YamlDoc:
                 if nxt is None:
                     break
                 node = nxt
-                best = node
+                if n < len(loc) - 1:
+                    best = node  # the last step stays on the key: where the user's eye goes
             elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
                 node = node.value[key]
                 best = node

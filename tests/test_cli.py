@@ -1,0 +1,155 @@
+"""The command line: exit codes, formats, and the example scan with every planted bug reported
+with a witness whose arithmetic really triggers it."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "minivllm"
+INT_MAX = 2**31 - 1
+
+
+def kernelvet(*args, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "bot.cli", *args], capture_output=True, text=True, cwd=cwd or ROOT)
+
+
+@pytest.fixture(scope="module")
+def example_report():
+    r = kernelvet("scan", str(EXAMPLE), "--format", "json")
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr
+    return json.loads(r.stdout)
+
+
+def by_place(report) -> dict:
+    return {(f["location"]["file"], f["location"]["line"], f["check"]): f for f in report["findings"]}
+
+
+def test_example_reports_exactly_the_planted_bugs(example_report):
+    assert set(by_place(example_report)) == {
+        ("csrc/layernorm_kernels.cu", 70, "narrowing"),  # 32-bit row offset, first loop
+        ("csrc/layernorm_kernels.cu", 88, "narrowing"),  # 32-bit row offset, second loop
+        ("csrc/activation_kernels.cu", 57, "oob"),  # vector tail past the row (JAIS only)
+        ("csrc/quant_kernels.cu", 37, "oob"),  # missing token guard in the last block
+        ("csrc/quant_kernels.cu", 55, "narrowing"),  # int num_elems = input.numel()
+    }
+    verdicts = {(i["op"], i["verdict"]) for i in example_report["instances"]}
+    for op in ("rms_norm", "silu_and_mul", "rotary_embedding", "reshape_and_cache_flash"):
+        assert (op, "verified") in verdicts and (op, "bug") not in verdicts
+    assert example_report["summary"]["inconclusive"] == 0
+
+
+def test_row_offset_witness_wraps(example_report):
+    f = by_place(example_report)[("csrc/layernorm_kernels.cu", 70, "narrowing")]
+    w = f["witness"]
+    vec_hidden = w["model.hidden_size"] // 8
+    idx = next(v for k, v in w.items() if k.startswith("idx"))
+    assert w["blockIdx.x"] < w["num_tokens"] and idx < vec_hidden
+    assert w["blockIdx.x"] * vec_hidden + idx > INT_MAX  # the int the value is stored in cannot hold it
+    assert "qwen2-0.5b" not in f["models"]  # 896 / 8 * 9M tokens stays below 2^31
+    assert w["num_tokens"] == -(-INT_MAX // vec_hidden) + (1 if (INT_MAX + 1) % vec_hidden == 0 else 0)  # the smallest
+
+
+def test_vector_tail_witness_reads_past_the_tensor(example_report):
+    f = by_place(example_report)[("csrc/activation_kernels.cu", 57, "oob")]
+    w = f["witness"]
+    assert f["models"] == ["jais-13b"]
+    d = w["model.intermediate_size"]
+    i = next(v for k, v in w.items() if k.startswith("i (loop"))
+    token = w["blockIdx.x"]
+    first = (token * 2 * d + d + i * 8) * 4  # byte offset of y's vector i (8 floats)
+    assert first + 32 > w["num_tokens"] * 2 * d * 4
+
+
+def test_token_guard_witness_runs_past_the_last_token(example_report):
+    f = by_place(example_report)[("csrc/quant_kernels.cu", 37, "oob")]
+    w = f["witness"]
+    assert w["blockIdx.x"] * 4 + w["threadIdx.y"] >= w["num_tokens"]
+    assert {r["line"] for r in f["related"]} >= {45, 48}
+
+
+def test_launcher_numel_witness_exceeds_int(example_report):
+    f = by_place(example_report)[("csrc/quant_kernels.cu", 55, "narrowing")]
+    w = f["witness"]
+    assert w["num_tokens"] * w["model.hidden_size"] > INT_MAX
+    assert (w["num_tokens"] - 1) * w["model.hidden_size"] <= INT_MAX  # the smallest such input
+    assert f["fix"]["replacement_line"].strip() == "const int64_t num_elems = input.numel();"
+
+
+def test_text_format_names_place_check_and_witness():
+    r = kernelvet("scan", str(EXAMPLE))
+    assert r.returncode == 1
+    assert "csrc/quant_kernels.cu:55:25: narrowing: conversion of `input.numel()` from long to int" in r.stdout
+    assert "witness: batch=" in r.stdout and "instances:" in r.stdout
+
+
+def make_repo(tmp_path: Path, kernel: str, manifest_extra: str = "") -> Path:
+    (tmp_path / "k.cu").write_text(textwrap.dedent(kernel))
+    (tmp_path / "kernelvet.yaml").write_text(textwrap.dedent(f"""
+        version: 0
+        models: [{{name: m, fields: {{hidden_size: 4096}}, dtype: float32}}]
+        ops:
+          - name: op
+            file: k.cu
+            args: {{x: {{shape: [num_tokens, hidden_size]}}}}
+        {manifest_extra}
+        """))
+    return tmp_path
+
+
+CLEAN = """
+    #include <torch/all.h>
+    __global__ void k(float* x, int h) {
+      for (int i = threadIdx.x; i < h; i += blockDim.x) x[static_cast<int64_t>(blockIdx.x) * h + i] = 0.f;
+    }
+    void op(torch::Tensor& x) { k<<<x.size(0), 256>>>(x.data_ptr<float>(), x.size(1)); }
+"""
+
+
+def test_clean_repository_exits_0(tmp_path):
+    r = kernelvet("scan", str(make_repo(tmp_path, CLEAN)))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "1 verified" in r.stdout
+
+
+def test_unsupported_construct_exits_3_with_location(tmp_path):
+    kernel = CLEAN.replace("x[static_cast<int64_t>(blockIdx.x) * h + i] = 0.f;",
+                           "x[static_cast<int64_t>(blockIdx.x) * h + i] = 0.f; goto done; done:;")
+    r = kernelvet("scan", str(make_repo(tmp_path, kernel)))
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "inconclusive: op" in r.stdout and "k.cu:4:" in r.stdout
+
+
+def test_bad_manifest_exits_2_with_file_line(tmp_path):
+    repo = make_repo(tmp_path, CLEAN)
+    (repo / "kernelvet.yaml").write_text("version: 0\nmodels: []\nops:\n  - name: op\n    fil: k.cu\n")
+    r = kernelvet("scan", str(repo))
+    assert r.returncode == 2
+    assert "kernelvet.yaml:5:5: ops[0].fil: unknown key 'fil' (did you mean 'file'?)" in r.stderr
+    assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+def test_missing_manifest_and_missing_launcher(tmp_path):
+    r = kernelvet("scan", str(tmp_path))
+    assert r.returncode == 2 and "no manifest" in r.stderr
+    repo = make_repo(tmp_path, CLEAN.replace("void op(", "void other_op("))
+    r = kernelvet("scan", str(repo))
+    assert r.returncode == 3
+    assert "op-error: k.cu: no function named 'op'" in r.stdout
+
+
+def test_a_file_that_does_not_parse_still_yields_a_verdict(tmp_path):
+    repo = make_repo(tmp_path, CLEAN.replace("void op(", "void op(undeclared_type t, "))
+    r = kernelvet("scan", str(repo))
+    assert r.returncode in (2, 3) and "Traceback" not in r.stderr
+
+
+def test_version():
+    r = kernelvet("--version")
+    assert r.returncode == 0 and r.stdout.startswith("kernelvet ")
