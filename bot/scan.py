@@ -158,6 +158,9 @@ def _add(xs: list, x) -> None:
 
 
 def _smaller(a: dict, b: dict) -> bool:
+    """The witness with the smaller input (its largest size first, e.g. num_tokens, then the rest)."""
     def size(w):
-        return sum(v for k, v in w.items() if isinstance(v, int) and not k.startswith(("model.", "blockIdx", "threadIdx")))
+        vals = [v for k, v in w.items() if isinstance(v, int) and not isinstance(v, bool)
+                and not k.startswith(("model.", "blockIdx", "threadIdx")) and "(loop" not in k and "loaded at" not in k]
+        return (max(vals, default=0), sum(vals))
     return size(a) < size(b)

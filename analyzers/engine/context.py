@@ -55,6 +55,7 @@ class Context:
         self.symbols: dict[str, Symbol] = {}  # z3 name -> Symbol
         self.user_terms: list[z3.ExprRef] = []
         self.dim_order: list[tuple[str, z3.ExprRef]] = []  # what a witness minimises, in priority order
+        self.dim_lo: dict[str, int] = {}
         self.kernel: str | None = None
         self.kernels: list[str] = []
         self.reported: set[tuple] = set()
@@ -145,9 +146,25 @@ class Context:
             return model
         fixed = [term == values[name] for name, term in self.dim_order if name in values]
         better = self._try_model(list(pc) + [cond] + fixed)
-        if better is not None:
-            return better
-        return self._bisect(list(pc) + [cond], values, model)
+        if better is None:
+            return self._bisect(list(pc) + [cond], values, model)
+        # The total fixed, its parts as small as they can be, in order (batch=1, seq_len=N).
+        for name, term in self.dim_order[1:]:
+            lo = self.dim_lo.get(name)
+            if lo is None:
+                continue
+            hi = better.eval(term, model_completion=True).as_long()
+            for _ in range(8):
+                if lo >= hi:
+                    break
+                mid = lo if hi - lo <= 1 else (lo + hi) // 2
+                trial = self._try_model(list(pc) + [cond] + fixed + [z3.ULE(term, mid)])
+                if trial is None:
+                    lo = mid + 1
+                else:
+                    better, hi = trial, trial.eval(term, model_completion=True).as_long()
+            fixed.append(term == better.eval(term, model_completion=True))
+        return better
 
     def _try_model(self, constraints):
         try:

@@ -51,6 +51,7 @@ class HostOps:
             st.assume(z3.And(bv >= d.lo, bv <= d.hi))
             self.dims[d.name] = IntV(T.INT64, bv, d.lo, d.hi, iv=lia.CURRENT.var(d.name, d.lo, d.hi))
             user_order.append((d.name, bv))
+            self.ctx.dim_lo[d.name] = d.lo
         for name, expr in inst.derived:
             v = self.sym_int(expr, fn.span)
             # Its own symbol, tied by an equation: checks that only need num_tokens then never have
