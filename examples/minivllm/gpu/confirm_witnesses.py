@@ -54,9 +54,8 @@ def run(ops, f) -> str:
         scale = torch.ones(1, dtype=torch.float32, device=dev)
         ops.static_scaled_int8_quant(out, x, scale)
         torch.cuda.synchronize()
-        err = torch.cuda.cudart().cudaGetLastError()
-        written = int((out != 0).sum().item())
-        return f"launch status {err}; {written} of {out.numel()} outputs written"
+        written = int((out != 0).sum().item())  # every input is 1.0: every output should be 1
+        return f"{written} of {out.numel()} outputs written (the launch's grid came from the wrapped count)"
     elif src.endswith("layernorm_kernels.cu"):  # 32-bit row offset
         h = w["model.hidden_size"]
         x = torch.ones(n, h, dtype=dtype, device=dev)
@@ -116,7 +115,8 @@ def main() -> int:
         try:
             print(f"   -> {run(ops, f)}", flush=True)
         except RuntimeError as exc:  # a CUDA fault surfaces here
-            print(f"   -> CUDA error: {str(exc).splitlines()[0]}", flush=True)
+            first = next((ln for ln in str(exc).splitlines() if "error" in ln.lower()), str(exc).splitlines()[0])
+            print(f"   -> CUDA error: {first}", flush=True)
             return 0 if args.large else 1
     return 0
 
