@@ -97,6 +97,7 @@ def main() -> int:
     ap.add_argument("--only", help="FILE:LINE of one finding (a fault poisons the CUDA context)")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--control", action="store_true", help="run correct ops at realistic sizes instead")
+    ap.add_argument("--one-token-fewer", action="store_true", help="the witness minus one token: must run clean")
     args = ap.parse_args()
     findings = json.loads(Path(args.report).read_text())["findings"]
     ops = build()
@@ -110,6 +111,8 @@ def main() -> int:
         small = needs_bytes(f) < (1 << 28)
         if (args.small and not small) or (args.large and small):
             continue
+        if args.one_token_fewer:
+            f["witness"]["num_tokens"] -= 1
         where = f"{f['location']['file']}:{f['location']['line']} {f['check']}"
         print(f"== {where}: witness {f['witness']}", flush=True)
         try:
