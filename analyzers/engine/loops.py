@@ -218,21 +218,9 @@ class LoopOps:
                     if d is None:
                         pending.append(x)
                         continue
-                for y in self.run_stmt(body, x):
-                    if y.status == "break":
-                        y.status = "ok"
-                        exits.append(y)
-                    elif y.status in ("ok", "continue"):
-                        y.status = "ok"
-                        if inc is not None:
-                            try:
-                                self.eval(inc, y)
-                            except PathEnd as pe:
-                                exits.append(self.end_path(y, pe))
-                                continue
-                        nxt.append(y)
-                    else:
-                        exits.append(y)
+                going, done = self.iteration(body, inc, x)
+                nxt.extend(going)
+                exits.extend(done)
             states = merge_all(nxt)
             if not states:
                 break
@@ -242,6 +230,28 @@ class LoopOps:
             except PathEnd as pe:
                 exits.append(self.end_path(x, pe))
         return merge_all(exits)
+
+    def iteration(self, body, inc, st: State) -> tuple[list[State], list[State]]:
+        """One pass through the body and the increment: the states that go on to the next
+        iteration, and those that leave the loop (break, return, an ended path)."""
+        going: list[State] = []
+        done: list[State] = []
+        for y in self.run_stmt(body, st):
+            if y.status == "break":
+                y.status = "ok"
+                done.append(y)
+            elif y.status in ("ok", "continue"):
+                y.status = "ok"
+                if inc is not None:
+                    try:
+                        self.eval(inc, y)
+                    except PathEnd as pe:
+                        done.append(self.end_path(y, pe))
+                        continue
+                going.append(y)
+            else:
+                done.append(y)
+        return going, done
 
     def shape_of(self, loop: N.Stmt, cond, inc, body) -> LoopShape:
         shape = self._shapes.get(id(loop))
@@ -278,22 +288,11 @@ class LoopOps:
             entry.assume(c)
         out: list[State] = []
         if self.ctx.feasible(entry.pc):
-            for y in self.run_stmt(body, entry):
-                if y.status == "break":
-                    y.status = "ok"
-                    out.append(y)
-                elif y.status in ("ok", "continue"):
-                    y.status = "ok"
-                    if inc is not None:
-                        try:
-                            self.eval(inc, y)
-                        except PathEnd as pe:
-                            out.append(self.end_path(y, pe))
-                            continue
-                    if shape.ind is not None:
-                        self._next_value_sink(shape, y, loop)
-                else:
-                    out.append(y)
+            going, done = self.iteration(body, inc, entry)
+            out.extend(done)
+            if shape.ind is not None:
+                for y in going:
+                    self._next_value_sink(shape, y, loop)
         exit_state = st
         if shape.ind is not None:
             self.havoc_var(exit_state, shape.ind.id, where)
