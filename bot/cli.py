@@ -1,14 +1,15 @@
-"""The kernelvet command line."""
+"""The kernelvet command line: a dispatcher over bot/commands/."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
-from pathlib import Path
 
 from analyzers import __version__
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INCONCLUSIVE, EXIT_INTERNAL = 0, 1, 2, 3, 4
+from .commands import COMMANDS
+from .exitcodes import EXIT_INTERNAL, EXIT_USAGE
 
 EPILOG = """exit codes:
   0  every instance verified
@@ -19,90 +20,33 @@ EPILOG = """exit codes:
 """
 
 
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="kernelvet", description="Verify CUDA kernels of inference repositories "
+                                "memory-safe for every registered model and input size.",
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    p.add_argument("--version", action="version", version=f"kernelvet {__version__}")
+    sub = p.add_subparsers(dest="command")
+    for name in COMMANDS:
+        importlib.import_module(f"bot.commands.{name}").register(sub)
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="kernelvet", description="Verify CUDA kernels of inference repositories "
-                                     "memory-safe for every registered model and input size.",
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
-    parser.add_argument("--version", action="version", version=f"kernelvet {__version__}")
-    sub = parser.add_subparsers(dest="command")
-    p = sub.add_parser("scan", help="verify every op of the manifest (or those in the given files)",
-                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
-    p.add_argument("paths", nargs="*", help="a repository directory (default: .), or files of it to restrict the scan to")
-    p.add_argument("--root", help="the repository root when PATHS are files (default: the current directory)")
-    p.add_argument("--manifest", help="the manifest (default: kernelvet.yaml at the repository root)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--output", "-o", help="write the report to this file instead of standard output")
-    p.add_argument("--time-budget", type=float, help="seconds per instance before it is inconclusive (default 60)")
-    p.add_argument("--progress", action="store_true", help="progress lines on standard error")
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help(sys.stderr)
+    p = parser()
+    args = p.parse_args(argv)
+    if getattr(args, "func", None) is None:
+        p.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        return _scan(args)
+        return args.func(args)
     except KeyboardInterrupt:
         print("kernelvet: interrupted", file=sys.stderr)
         return EXIT_INTERNAL
-    except Exception as exc:  # never a traceback for users; --debug-level detail goes to the issue tracker
+    except Exception as exc:  # never a traceback for users
         print(f"kernelvet: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         if os.environ.get("KERNELVET_DEBUG"):
             raise
         return EXIT_INTERNAL
-
-
-def _scan(args) -> int:
-    from analyzers.engine.context import Options
-    from .manifest import ManifestError, find_manifest, load
-    from .reporters import jsonfmt, text
-    from .scan import scan
-
-    paths = [Path(p) for p in args.paths] or [Path(".")]
-    if len(paths) == 1 and paths[0].is_dir():
-        root, only = paths[0], None
-    else:
-        root = Path(args.root) if args.root else Path(".")
-        missing = [str(p) for p in paths if not p.is_file()]
-        if missing:
-            print(f"kernelvet: no such file: {', '.join(missing)}", file=sys.stderr)
-            return EXIT_USAGE
-        only = {_relative(p, root) for p in paths}
-    root = root.resolve()
-    manifest_path = Path(args.manifest) if args.manifest else find_manifest(root)
-    if manifest_path is None:
-        print(f"kernelvet: no manifest: {root} has no kernelvet.yaml (give one with --manifest)", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        manifest = load(manifest_path)
-        options = None
-        if args.time_budget is not None:
-            o = manifest.spec.options
-            options = Options(time_budget_s=args.time_budget, query_timeout_ms=o.query_timeout_ms,
-                              unroll_max=o.unroll_max, minimal_witness=o.minimal_witness)
-        report = scan(root, manifest, only, _progress if (args.progress or sys.stderr.isatty()) else None, options)
-    except ManifestError as exc:
-        for e in exc.errors:
-            print(e, file=sys.stderr)
-        return EXIT_USAGE
-    rendered = jsonfmt.render(report) if args.format == "json" else text.render(report)
-    if args.output:
-        Path(args.output).write_text(rendered)
-    else:
-        sys.stdout.write(rendered)
-    return report.exit_code
-
-
-def _relative(p: Path, root: Path) -> str:
-    try:
-        return str(p.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(p)
-
-
-def _progress(done: int, total: int, planned) -> None:
-    if planned is None:
-        print(f"kernelvet: {total}/{total} instances done", file=sys.stderr)
-    else:
-        print(f"kernelvet: [{done + 1}/{total}] {planned.label}", file=sys.stderr)
 
 
 if __name__ == "__main__":
