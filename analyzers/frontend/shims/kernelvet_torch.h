@@ -4,6 +4,7 @@
 #ifndef KERNELVET_TORCH_H
 #define KERNELVET_TORCH_H
 #include <kernelvet_cuda.h>
+#include <kernelvet/torch_headeronly.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <cstdint>
@@ -27,90 +28,6 @@
 #include <cstdio>
 
 namespace c10 {
-enum class ScalarType : int8_t {
-  Byte = 0, Char = 1, Short = 2, Int = 3, Long = 4, Half = 5, Float = 6, Double = 7,
-  ComplexHalf = 8, ComplexFloat = 9, ComplexDouble = 10, Bool = 11, QInt8 = 12, QUInt8 = 13,
-  QInt32 = 14, BFloat16 = 15, QUInt4x2 = 16, QUInt2x4 = 17, Bits1x8 = 18, Bits2x4 = 19,
-  Bits4x2 = 20, Bits8 = 21, Bits16 = 22, Float8_e5m2 = 23, Float8_e4m3fn = 24,
-  Float8_e5m2fnuz = 25, Float8_e4m3fnuz = 26, UInt16 = 27, UInt32 = 28, UInt64 = 29,
-  Undefined = 44
-};
-using Layout = int;
-enum class DeviceType : int8_t { CPU = 0, CUDA = 1, Meta = 9 };
-constexpr DeviceType kCUDA = DeviceType::CUDA;
-constexpr DeviceType kCPU = DeviceType::CPU;
-
-struct alignas(2) Half {
-  unsigned short x;
-  Half() = default;
-  __host__ __device__ Half(float value);
-  __host__ __device__ Half(const __half& value);
-  __host__ __device__ operator float() const;
-  __host__ __device__ operator __half() const;
-};
-struct alignas(2) BFloat16 {
-  unsigned short x;
-  BFloat16() = default;
-  __host__ __device__ BFloat16(float value);
-  __host__ __device__ BFloat16(const __nv_bfloat16& value);
-  __host__ __device__ operator float() const;
-  __host__ __device__ operator __nv_bfloat16() const;
-};
-struct alignas(1) Float8_e4m3fn { unsigned char x; Float8_e4m3fn() = default; __host__ __device__ Float8_e4m3fn(float value); __host__ __device__ operator float() const; };
-struct alignas(1) Float8_e5m2 { unsigned char x; Float8_e5m2() = default; __host__ __device__ Float8_e5m2(float value); __host__ __device__ operator float() const; };
-struct alignas(1) Float8_e4m3fnuz { unsigned char x; Float8_e4m3fnuz() = default; __host__ __device__ Float8_e4m3fnuz(float value); __host__ __device__ operator float() const; };
-template <class T> struct complex { T real_, imag_; };
-#define __KV_HALF_OPS(T)                                             \
-  __host__ __device__ T operator+(const T&, const T&);              \
-  __host__ __device__ T operator-(const T&, const T&);              \
-  __host__ __device__ T operator*(const T&, const T&);              \
-  __host__ __device__ T operator/(const T&, const T&);              \
-  __host__ __device__ T operator-(const T&);                        \
-  __host__ __device__ T& operator+=(T&, const T&);                  \
-  __host__ __device__ T& operator*=(T&, const T&);
-__KV_HALF_OPS(Half)
-__KV_HALF_OPS(BFloat16)
-
-namespace impl {
-template <ScalarType N> struct ScalarTypeToCPPType;
-#define __KV_ST2CPP(cpp, name) template <> struct ScalarTypeToCPPType<ScalarType::name> { using type = cpp; };
-__KV_ST2CPP(uint8_t, Byte) __KV_ST2CPP(int8_t, Char) __KV_ST2CPP(int16_t, Short) __KV_ST2CPP(int, Int)
-__KV_ST2CPP(int64_t, Long) __KV_ST2CPP(c10::Half, Half) __KV_ST2CPP(float, Float) __KV_ST2CPP(double, Double)
-__KV_ST2CPP(bool, Bool) __KV_ST2CPP(c10::BFloat16, BFloat16) __KV_ST2CPP(c10::Float8_e5m2, Float8_e5m2)
-__KV_ST2CPP(c10::Float8_e4m3fn, Float8_e4m3fn) __KV_ST2CPP(c10::Float8_e4m3fnuz, Float8_e4m3fnuz)
-__KV_ST2CPP(uint16_t, UInt16) __KV_ST2CPP(uint32_t, UInt32) __KV_ST2CPP(uint64_t, UInt64)
-template <ScalarType N> using ScalarTypeToCPPTypeT = typename ScalarTypeToCPPType<N>::type;
-}  // namespace impl
-
-const char* toString(ScalarType t);
-size_t elementSize(ScalarType t);
-bool isFloatingType(ScalarType t);
-bool isReducedFloatingType(ScalarType t);
-
-template <class T> using optional = std::optional<T>;
-using std::nullopt;
-using std::nullopt_t;
-
-class IntArrayRef {
- public:
-  IntArrayRef();
-  IntArrayRef(std::initializer_list<int64_t> values);
-  IntArrayRef(const std::vector<int64_t>& values);
-  IntArrayRef(const int64_t& value);
-  IntArrayRef(const int64_t* data, size_t length);
-  size_t size() const;
-  const int64_t* data() const;
-  int64_t operator[](size_t i) const;
-  int64_t front() const;
-  int64_t back() const;
-  const int64_t* begin() const;
-  const int64_t* end() const;
-  bool empty() const;
-  std::vector<int64_t> vec() const;
-};
-using SymIntArrayRef = IntArrayRef;
-using IntList = IntArrayRef;
-
 struct Device {
   Device(DeviceType type, int8_t index = -1);
   DeviceType type() const;
@@ -138,7 +55,6 @@ class Scalar {
   int64_t toLong() const;
 };
 
-enum class MemoryFormat : int8_t { Contiguous, Preserve, ChannelsLast };
 }  // namespace c10
 
 namespace at {
@@ -154,6 +70,12 @@ using c10::MemoryFormat;
 using c10::kCUDA;
 using c10::kCPU;
 using c10::optional;
+using c10::Layout;
+using c10::elementSize;
+using c10::toString;
+using c10::isFloatingType;
+using c10::isReducedFloatingType;
+using c10::isIntegralType;
 
 class Tensor {
  public:
@@ -290,7 +212,6 @@ using at::kFloat8_e5m2; using at::kFloat8_e4m3fnuz; using at::kUInt8; using at::
 using at::kInt64; using at::kFloat16; using at::kFloat32; using at::kCUDA; using at::kCPU;
 template <class T> using optional = std::optional<T>;
 using Dtype = at::ScalarType;
-namespace stable { using Tensor = at::Tensor; }
 
 class Library {
  public:
@@ -311,11 +232,6 @@ template <class... A> struct arg { arg(A...); };
 }  // namespace pybind11
 namespace py = pybind11;
 
-namespace kernelvet_detail {
-// A failing TORCH_CHECK throws; the engine ends the path there (the check is an assumption).
-[[noreturn]] void check_failed(const char* what);
-}
-
 #define TORCH_CHECK(cond, ...) do { if (!(cond)) ::kernelvet_detail::check_failed(#cond); } while (0)
 #define TORCH_INTERNAL_ASSERT(cond, ...) TORCH_CHECK(cond)
 #define TORCH_INTERNAL_ASSERT_DEBUG_ONLY(cond, ...) do { } while (0)
@@ -333,15 +249,6 @@ namespace kernelvet_detail {
 #define C10_CUDA_CHECK(expr) do { (void)(expr); } while (0)
 #define C10_CUDA_KERNEL_LAUNCH_CHECK() do { } while (0)
 #define AT_CUDA_CHECK(expr) do { (void)(expr); } while (0)
-#define C10_LIKELY(x) (x)
-#define C10_UNLIKELY(x) (x)
-#define C10_HOST_DEVICE __host__ __device__
-#define C10_DEVICE __device__
-#define C10_HOST __host__
-#define C10_ALWAYS_INLINE inline
-#define C10_UNUSED
-#define C10_WARP_SIZE 32
-#define C10_LAUNCH_BOUNDS_1(max_threads_per_block) __launch_bounds__(max_threads_per_block)
 #define TORCH_EXTENSION_NAME _C
 
 // Dispatch: one case per dtype; each case binds the type alias and calls the lambda, as torch does.

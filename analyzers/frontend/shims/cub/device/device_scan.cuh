@@ -1,0 +1,2 @@
+#pragma once
+#include <cub/device/device_radix_sort.cuh>
