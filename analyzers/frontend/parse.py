@@ -71,6 +71,8 @@ def clang_args(cfg: ParseConfig) -> list[str]:
         f"--cuda-gpu-arch={cfg.arch}", "--cuda-path=/__kernelvet_no_cuda__",
         f"-std={cfg.std}", "-nostdinc", "-nostdinc++", "-nobuiltininc",
         "-DNDEBUG", "-w", "-ferror-limit=0", "-fno-spell-checking",
+        # nvcc accepts narrowing conversions in braced initialisers (a warning there).
+        "-Wno-c++11-narrowing",
         "-include", "kernelvet_cuda.h",
     ]
     for name, value in cfg.defines.items():

@@ -21,7 +21,6 @@ struct __align__(2) __nv_bfloat16 {
   __host__ __device__ __nv_bfloat16(unsigned long long i);
   __host__ __device__ operator float() const;
   __host__ __device__ operator __nv_bfloat16_raw() const;
-  __host__ __device__ __nv_bfloat16& operator=(const __nv_bfloat16_raw& hr);
   __host__ __device__ __nv_bfloat16& operator=(float f);
   __host__ __device__ __nv_bfloat16& operator=(double f);
 };
@@ -31,7 +30,6 @@ struct __align__(4) __nv_bfloat162 {
   __host__ __device__ constexpr __nv_bfloat162(const __nv_bfloat16& a, const __nv_bfloat16& b) : x(a), y(b) {}
   __host__ __device__ __nv_bfloat162(const __nv_bfloat162_raw& h2r);
   __host__ __device__ operator __nv_bfloat162_raw() const;
-  __host__ __device__ __nv_bfloat162& operator=(const __nv_bfloat162_raw& h2r);
 };
 typedef __nv_bfloat16 nv_bfloat16;
 typedef __nv_bfloat162 nv_bfloat162;

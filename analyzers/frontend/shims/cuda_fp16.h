@@ -4,6 +4,8 @@
 #include <kernelvet_cuda.h>
 struct __half_raw { unsigned short x; };
 struct __half2_raw { unsigned short x, y; };
+// Raw values convert by construction only: an assignment from `{}` then picks the copy assignment,
+// as nvcc does.
 struct __align__(2) __half {
   unsigned short __x;
   __half() = default;
@@ -20,7 +22,6 @@ struct __align__(2) __half {
   __host__ __device__ __half(unsigned long long i);
   __host__ __device__ operator float() const;
   __host__ __device__ operator __half_raw() const;
-  __host__ __device__ __half& operator=(const __half_raw& hr);
   __host__ __device__ __half& operator=(float f);
   __host__ __device__ __half& operator=(double f);
 };
@@ -30,7 +31,6 @@ struct __align__(4) __half2 {
   __host__ __device__ constexpr __half2(const __half& a, const __half& b) : x(a), y(b) {}
   __host__ __device__ __half2(const __half2_raw& h2r);
   __host__ __device__ operator __half2_raw() const;
-  __host__ __device__ __half2& operator=(const __half2_raw& h2r);
 };
 typedef __half half;
 typedef __half2 half2;

@@ -26,14 +26,32 @@
 #include <stdexcept>
 #include <cstring>
 #include <cstdio>
+#include <numeric>
+#include <array>
+#include <unordered_map>
+#include <unordered_set>
+#include <set>
+#include <sstream>
+#include <atomic>
+#include <mutex>
+#include <variant>
+#include <cublas_v2.h>
 
 namespace c10 {
 struct Device {
   Device(DeviceType type, int8_t index = -1);
+  Device(const std::string& device_string);
   DeviceType type() const;
   int8_t index() const;
+  bool has_index() const;
+  void set_index(int8_t index);
   bool is_cuda() const;
+  bool is_cpu() const;
+  bool is_meta() const;
+  std::string str() const;
 };
+bool operator==(const Device& a, const Device& b);
+bool operator!=(const Device& a, const Device& b);
 struct TensorOptions {
   TensorOptions();
   TensorOptions(ScalarType dtype);
@@ -41,6 +59,9 @@ struct TensorOptions {
   TensorOptions device(Device device) const;
   TensorOptions device(DeviceType device) const;
   TensorOptions requires_grad(bool value) const;
+  TensorOptions layout(Layout layout) const;
+  TensorOptions pinned_memory(bool pinned) const;
+  TensorOptions memory_format(MemoryFormat format) const;
   ScalarType dtype() const;
 };
 using ScalarTypeMeta = ScalarType;
@@ -101,6 +122,9 @@ class Tensor {
   bool defined() const;
   bool is_cuda() const;
   bool is_cpu() const;
+  bool is_meta() const;
+  bool is_pinned() const;
+  Layout layout() const;
   bool is_contiguous(MemoryFormat memory_format = MemoryFormat::Contiguous) const;
   bool is_same_size(const Tensor& other) const;
   bool is_floating_point() const;
@@ -130,6 +154,19 @@ class Tensor {
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
   Tensor& zero_();
   Tensor& fill_(const Scalar& value);
+  Tensor permute(IntArrayRef dims) const;
+  Tensor expand(IntArrayRef size) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor sum(int64_t dim, bool keepdim = false) const;
+  Tensor view_as(const Tensor& other) const;
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& mul_(const Scalar& other);
+  Tensor cpu() const;
+  Tensor cuda() const;
+  Tensor pin_memory() const;
+  Tensor repeat(IntArrayRef repeats) const;
+  Tensor index(std::initializer_list<int64_t> indices) const;
+  bool equal(const Tensor& other) const;
   Tensor operator[](int64_t index) const;
 };
 using TensorList = const std::vector<Tensor>&;
@@ -140,6 +177,18 @@ Tensor ones(IntArrayRef size, TensorOptions options = {});
 Tensor empty_like(const Tensor& self, TensorOptions options = {});
 Tensor zeros_like(const Tensor& self, TensorOptions options = {});
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions options = {});
+Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions options = {});
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions options = {});
+template <class Deleter> Tensor from_blob(void* data, IntArrayRef sizes, Deleter deleter, TensorOptions options = {});
+template <class Deleter> Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, Deleter deleter, TensorOptions options = {});
+Tensor full(IntArrayRef size, const Scalar& fill_value, TensorOptions options = {});
+Tensor arange(const Scalar& end, TensorOptions options = {});
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor& sum_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim = false);
+inline TensorOptions dtype(ScalarType t) { return TensorOptions(t); }
+inline TensorOptions device(Device d) { return TensorOptions().device(d); }
+inline TensorOptions device(DeviceType d) { return TensorOptions().device(d); }
 std::optional<Device> device_of(const Tensor& t);
 std::optional<Device> device_of(const std::optional<Tensor>& t);
 
@@ -154,7 +203,8 @@ CUDAStream getStreamFromPool(bool isHighPriority = false, int8_t device = -1);
 cudaDeviceProp* getCurrentDeviceProperties();
 cudaDeviceProp* getDeviceProperties(int64_t device);
 int current_device();
-struct CUDAGuard { explicit CUDAGuard(Device device); explicit CUDAGuard(int8_t index); };
+struct CUDAGuard { explicit CUDAGuard(Device device); explicit CUDAGuard(int8_t index); void set_index(int8_t index); };
+cublasHandle_t getCurrentCUDABlasHandle();
 struct OptionalCUDAGuard { OptionalCUDAGuard(); explicit OptionalCUDAGuard(std::optional<Device> device); explicit OptionalCUDAGuard(Device device); void set_index(int8_t index); };
 }  // namespace cuda
 
@@ -206,6 +256,16 @@ using at::ones;
 using at::empty_like;
 using at::zeros_like;
 using at::empty_strided;
+using at::from_blob;
+using at::full;
+using at::arange;
+using at::cat;
+using at::stack;
+using at::dtype;
+using at::device;
+using at::Layout;
+using at::MemoryFormat;
+using at::DeviceType;
 using at::kByte; using at::kChar; using at::kShort; using at::kInt; using at::kLong; using at::kHalf;
 using at::kFloat; using at::kDouble; using at::kBool; using at::kBFloat16; using at::kFloat8_e4m3fn;
 using at::kFloat8_e5m2; using at::kFloat8_e4m3fnuz; using at::kUInt8; using at::kInt8; using at::kInt32;

@@ -7,6 +7,9 @@
 #include <limits>
 #include <type_traits>
 namespace cub {
+// Temporary storage is raw bytes of the size and alignment of its items (cub's Uninitialized<>),
+// so a __shared__ TempStorage of a class type has no constructor to run.
+template <class T, int N> struct __KvRawStorage { alignas(alignof(T)) unsigned char bytes[sizeof(T) * N]; };
 struct Sum { template <class T> __host__ __device__ T operator()(const T& a, const T& b) const { return a + b; } };
 struct Max { template <class T> __host__ __device__ T operator()(const T& a, const T& b) const { return a < b ? b : a; } };
 struct Min { template <class T> __host__ __device__ T operator()(const T& a, const T& b) const { return b < a ? b : a; } };
@@ -23,7 +26,7 @@ template <typename T, int BLOCK_DIM_X, BlockReduceAlgorithm ALGORITHM = BLOCK_RE
           int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1, int LEGACY_PTX_ARCH = 0>
 class BlockReduce {
  public:
-  struct TempStorage { T warp_aggregates[(BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z + 31) / 32 + 1]; };
+  struct TempStorage : __KvRawStorage<T, (BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z + 31) / 32 + 1> {};
   __device__ BlockReduce(TempStorage& temp_storage);
   __device__ T Sum(T input);
   __device__ T Sum(T input, int num_valid);
@@ -35,7 +38,7 @@ class BlockReduce {
 template <typename T, int LOGICAL_WARP_THREADS = 32, int LEGACY_PTX_ARCH = 0>
 class WarpReduce {
  public:
-  struct TempStorage { T reduce[LOGICAL_WARP_THREADS]; };
+  struct TempStorage : __KvRawStorage<T, LOGICAL_WARP_THREADS> {};
   __device__ WarpReduce(TempStorage& temp_storage);
   __device__ T Sum(T input);
   __device__ T Sum(T input, int valid_items);
@@ -47,7 +50,7 @@ template <typename T, int BLOCK_DIM_X, BlockScanAlgorithm ALGORITHM = BLOCK_SCAN
           int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1, int LEGACY_PTX_ARCH = 0>
 class BlockScan {
  public:
-  struct TempStorage { T scan[BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z + 32]; };
+  struct TempStorage : __KvRawStorage<T, BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z + 32> {};
   __device__ BlockScan(TempStorage& temp_storage);
   __device__ void ExclusiveSum(T input, T& output);
   __device__ void ExclusiveSum(T input, T& output, T& block_aggregate);
@@ -60,6 +63,11 @@ class BlockScan {
   template <class Op, class PrefixOp> __device__ void ExclusiveScan(T input, T& output, Op op, PrefixOp& prefix_op);
   template <class PrefixOp> __device__ void ExclusiveSum(T input, T& output, PrefixOp& prefix_op);
   template <class PrefixOp> __device__ void InclusiveSum(T input, T& output, PrefixOp& prefix_op);
+  template <int N, class Op> __device__ void InclusiveScan(T (&input)[N], T (&output)[N], Op op);
+  template <int N, class Op> __device__ void InclusiveScan(T (&input)[N], T (&output)[N], Op op, T& block_aggregate);
+  template <int N, class Op, class PrefixOp> __device__ void InclusiveScan(T (&input)[N], T (&output)[N], Op op, PrefixOp& prefix_op);
+  template <int N, class Op> __device__ void ExclusiveScan(T (&input)[N], T (&output)[N], T initial, Op op);
+  template <int N, class Op, class PrefixOp> __device__ void ExclusiveScan(T (&input)[N], T (&output)[N], Op op, PrefixOp& prefix_op);
   template <int N> __device__ void ExclusiveSum(T (&input)[N], T (&output)[N]);
   template <int N> __device__ void InclusiveSum(T (&input)[N], T (&output)[N]);
   template <int N> __device__ void ExclusiveSum(T (&input)[N], T (&output)[N], T& block_aggregate);
@@ -69,7 +77,7 @@ class BlockScan {
 template <typename T, int LOGICAL_WARP_THREADS = 32, int LEGACY_PTX_ARCH = 0>
 class WarpScan {
  public:
-  struct TempStorage { T scan[LOGICAL_WARP_THREADS]; };
+  struct TempStorage : __KvRawStorage<T, LOGICAL_WARP_THREADS> {};
   __device__ WarpScan(TempStorage& temp_storage);
   __device__ void ExclusiveSum(T input, T& output);
   __device__ void InclusiveSum(T input, T& output);
@@ -83,7 +91,7 @@ template <typename T, int BLOCK_DIM_X, int ITEMS_PER_THREAD, BlockLoadAlgorithm 
           int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1, int LEGACY_PTX_ARCH = 0>
 class BlockLoad {
  public:
-  struct TempStorage { T exchange[BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z * ITEMS_PER_THREAD + 1]; };
+  struct TempStorage : __KvRawStorage<T, BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z * ITEMS_PER_THREAD + 1> {};
   __device__ BlockLoad() {}
   __device__ BlockLoad(TempStorage& temp_storage) {}
   template <class It> __device__ void Load(It block_itr, T (&items)[ITEMS_PER_THREAD]) {
@@ -105,7 +113,7 @@ template <typename T, int BLOCK_DIM_X, int ITEMS_PER_THREAD, BlockStoreAlgorithm
           int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1, int LEGACY_PTX_ARCH = 0>
 class BlockStore {
  public:
-  struct TempStorage { T exchange[BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z * ITEMS_PER_THREAD + 1]; };
+  struct TempStorage : __KvRawStorage<T, BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z * ITEMS_PER_THREAD + 1> {};
   __device__ BlockStore() {}
   __device__ BlockStore(TempStorage& temp_storage) {}
   template <class It> __device__ void Store(It block_itr, T (&items)[ITEMS_PER_THREAD]) {
@@ -126,7 +134,7 @@ template <typename KeyT, int BLOCK_DIM_X, int ITEMS_PER_THREAD, typename ValueT 
           int LEGACY_PTX_ARCH = 0>
 class BlockRadixSort {
  public:
-  struct TempStorage { KeyT keys[BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z * ITEMS_PER_THREAD + 1]; unsigned int counters[(1 << RADIX_BITS) * BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z]; };
+  struct TempStorage : __KvRawStorage<KeyT, BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z * (ITEMS_PER_THREAD + (4 << RADIX_BITS) / sizeof(KeyT)) + 1> {};
   __device__ BlockRadixSort();
   __device__ BlockRadixSort(TempStorage& temp_storage);
   __device__ void Sort(KeyT (&keys)[ITEMS_PER_THREAD], int begin_bit = 0, int end_bit = sizeof(KeyT) * 8);

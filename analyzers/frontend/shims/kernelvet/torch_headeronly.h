@@ -15,6 +15,16 @@
 #include <type_traits>
 #include <limits>
 #include <utility>
+#include <stdexcept>
+#include <sstream>
+#include <tuple>
+#include <array>
+#include <map>
+#include <unordered_map>
+#include <memory>
+#include <functional>
+#include <algorithm>
+#include <numeric>
 
 namespace c10 {
 // Numbered as in torch (the engine's models use the same numbers: analyzers/engine/models/torch.py).

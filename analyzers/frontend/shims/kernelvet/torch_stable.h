@@ -155,3 +155,7 @@ DeviceIndex getCurrentDeviceIndex();
 #define STABLE_TORCH_LIBRARY_IMPL(ns, k, m) \
   void __kernelvet_stable_torch_library_impl_##ns##_##k(::torch::stable::StableLibrary& m)
 #define TORCH_BOX(func) (func)
+
+// CUDA error checks of the stable ABI (torch/csrc/stable/macros.h): like C10_CUDA_CHECK.
+#define STD_CUDA_CHECK(EXPR) do { (void)(EXPR); } while (0)
+#define STD_CUDA_KERNEL_LAUNCH_CHECK() do { } while (0)

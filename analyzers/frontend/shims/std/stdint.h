@@ -1,6 +1,9 @@
 #pragma once
 typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t;
 typedef unsigned char uint8_t; typedef unsigned short uint16_t; typedef unsigned int uint32_t; typedef unsigned long uint64_t;
+// glibc's <bits/types.h> names, which its headers make visible.
+typedef signed char __int8_t; typedef unsigned char __uint8_t; typedef short __int16_t; typedef unsigned short __uint16_t;
+typedef int __int32_t; typedef unsigned int __uint32_t; typedef long __int64_t; typedef unsigned long __uint64_t;
 typedef long intptr_t; typedef unsigned long uintptr_t; typedef long intmax_t; typedef unsigned long uintmax_t;
 typedef int8_t int_least8_t; typedef int16_t int_least16_t; typedef int32_t int_least32_t; typedef int64_t int_least64_t;
 typedef uint8_t uint_least8_t; typedef uint16_t uint_least16_t; typedef uint32_t uint_least32_t; typedef uint64_t uint_least64_t;
@@ -24,3 +27,13 @@ typedef uint8_t uint_fast8_t; typedef unsigned long uint_fast16_t; typedef unsig
 #define UINT64_C(c) c ## UL
 #define INT32_C(c) c
 #define UINT32_C(c) c ## U
+#define INTPTR_MIN INT64_MIN
+#define UINTPTR_MAX UINT64_MAX
+#define PTRDIFF_MAX INT64_MAX
+#define PTRDIFF_MIN INT64_MIN
+#define INT8_C(c) c
+#define INT16_C(c) c
+#define UINT8_C(c) c
+#define UINT16_C(c) c
+#define INTMAX_MAX INT64_MAX
+#define UINTMAX_MAX UINT64_MAX
