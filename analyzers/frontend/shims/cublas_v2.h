@@ -45,3 +45,8 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
                                           long long strideC, int batchCount, cublasComputeType_t computeType,
                                           cublasGemmAlgo_t algo);
 }
+// cuBLAS 11 took the compute type as a cudaDataType; the C++ overload keeps such calls valid.
+cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+                            const void* alpha, const void* A, cudaDataType Atype, int lda, const void* B,
+                            cudaDataType Btype, int ldb, const void* beta, void* C, cudaDataType Ctype, int ldc,
+                            cudaDataType computeType, cublasGemmAlgo_t algo);

@@ -66,6 +66,13 @@ struct TensorOptions {
 };
 using ScalarTypeMeta = ScalarType;
 
+class Storage {
+ public:
+  size_t nbytes() const;
+  void* data() const;
+  void* mutable_data() const;
+};
+
 class Scalar {
  public:
   Scalar(double v);
@@ -92,6 +99,7 @@ using c10::kCUDA;
 using c10::kCPU;
 using c10::optional;
 using c10::Layout;
+using c10::Storage;
 using c10::elementSize;
 using c10::toString;
 using c10::isFloatingType;
@@ -124,6 +132,7 @@ class Tensor {
   bool is_cpu() const;
   bool is_meta() const;
   bool is_pinned() const;
+  Storage storage() const;
   Layout layout() const;
   bool is_contiguous(MemoryFormat memory_format = MemoryFormat::Contiguous) const;
   bool is_same_size(const Tensor& other) const;
@@ -179,8 +188,13 @@ Tensor zeros_like(const Tensor& self, TensorOptions options = {});
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions options = {});
 Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions options = {});
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions options = {});
-template <class Deleter> Tensor from_blob(void* data, IntArrayRef sizes, Deleter deleter, TensorOptions options = {});
-template <class Deleter> Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, Deleter deleter, TensorOptions options = {});
+// With a deleter (called when the tensor dies, after the launch): the same tensor.
+template <class Deleter> Tensor from_blob(void* data, IntArrayRef sizes, Deleter deleter, TensorOptions options = {}) {
+  return from_blob(data, sizes, options);
+}
+template <class Deleter> Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, Deleter deleter, TensorOptions options = {}) {
+  return from_blob(data, sizes, strides, options);
+}
 Tensor full(IntArrayRef size, const Scalar& fill_value, TensorOptions options = {});
 Tensor arange(const Scalar& end, TensorOptions options = {});
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
@@ -192,6 +206,8 @@ inline TensorOptions device(DeviceType d) { return TensorOptions().device(d); }
 std::optional<Device> device_of(const Tensor& t);
 std::optional<Device> device_of(const std::optional<Tensor>& t);
 
+struct DeviceGuard { explicit DeviceGuard(Device device); void set_index(int8_t index); };
+struct OptionalDeviceGuard { OptionalDeviceGuard(); explicit OptionalDeviceGuard(std::optional<Device> device); };
 namespace cuda {
 class CUDAStream {
  public:
@@ -238,6 +254,7 @@ using at::cuda::CUDAGuard;
 using at::cuda::CUDAStream;
 using at::cuda::OptionalCUDAGuard;
 using at::cuda::getCurrentCUDAStream;
+using at::cuda::current_device;
 }  // namespace cuda
 using at::Tensor;
 }  // namespace c10
@@ -275,24 +292,30 @@ using Dtype = at::ScalarType;
 
 class Library {
  public:
-  template <class... A> Library& def(A&&... args);
-  template <class... A> Library& impl(A&&... args);
+  template <class... A> Library& def(A&&... args) { return *this; }
+  template <class... A> Library& impl(A&&... args) { return *this; }
 };
 class CppFunction {};
 template <class F> CppFunction dispatch(c10::DeviceType type, F&& f);
 }  // namespace torch
 
+// ATen/Dispatch.h's global helper (dispatch macros of extensions call ::detail::scalar_type).
+namespace detail {
+inline at::ScalarType scalar_type(at::ScalarType s) { return s; }
+}  // namespace detail
+
 namespace pybind11 {
 class module_ {
  public:
-  template <class... A> module_& def(A&&... args);
+  template <class... A> module_& def(A&&... args) { return *this; }
 };
 using module = module_;
 template <class... A> struct arg { arg(A...); };
 }  // namespace pybind11
 namespace py = pybind11;
 
-#define TORCH_CHECK(cond, ...) do { if (!(cond)) ::kernelvet_detail::check_failed(#cond); } while (0)
+// As in torch, a check is an if statement (code may leave out the semicolon after one).
+#define TORCH_CHECK(cond, ...) if (!(cond)) { ::kernelvet_detail::check_failed(#cond); }
 #define TORCH_INTERNAL_ASSERT(cond, ...) TORCH_CHECK(cond)
 #define TORCH_INTERNAL_ASSERT_DEBUG_ONLY(cond, ...) do { } while (0)
 #define TORCH_CHECK_EQ(a, b) TORCH_CHECK((a) == (b))

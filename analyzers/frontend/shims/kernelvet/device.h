@@ -120,6 +120,8 @@ __device__ long long __mul64hi(long long x, long long y);
 __device__ unsigned long long __umul64hi(unsigned long long x, unsigned long long y);
 __device__ unsigned int __funnelshift_l(unsigned int lo, unsigned int hi, unsigned int shift);
 __device__ unsigned int __funnelshift_r(unsigned int lo, unsigned int hi, unsigned int shift);
+__device__ unsigned int __funnelshift_lc(unsigned int lo, unsigned int hi, unsigned int shift);
+__device__ unsigned int __funnelshift_rc(unsigned int lo, unsigned int hi, unsigned int shift);
 __device__ unsigned int __lane_id(void);
 __device__ int __dp4a(int srcA, int srcB, int c);
 __device__ unsigned int __dp4a(unsigned int srcA, unsigned int srcB, unsigned int c);

@@ -259,7 +259,8 @@ namespace kernelvet_detail {
 }
 
 // torch/headeronly/util/Exception.h
-#define STD_TORCH_CHECK(cond, ...) do { if (!(cond)) ::kernelvet_detail::check_failed(#cond); } while (0)
+// As in torch, a check is an if statement.
+#define STD_TORCH_CHECK(cond, ...) if (!(cond)) { ::kernelvet_detail::check_failed(#cond); }
 #define STD_TORCH_CHECK_MSG(cond, type, ...) STD_TORCH_CHECK(cond)
 #define STD_TORCH_CHECK_NOT_IMPLEMENTED(cond, ...) STD_TORCH_CHECK(cond)
 #define TORCH_ERROR_CODE_CHECK(call) do { (void)(call); } while (0)
