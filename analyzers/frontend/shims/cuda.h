@@ -3,6 +3,9 @@
 #pragma once
 #include <kernelvet_cuda.h>
 
+// The toolkit version is defined here, not by the runtime headers nvcc includes implicitly.
+#define CUDA_VERSION 12090
+
 typedef enum cudaError_enum {
   CUDA_SUCCESS = 0,
   CUDA_ERROR_INVALID_VALUE = 1,

@@ -30,7 +30,6 @@
 #define __NVCC__ 1
 #define __CUDACC_RTC_INT128__ 1
 #define CUDART_VERSION 12090
-#define CUDA_VERSION 12090
 #define __CUDACC_VER_MAJOR__ 12
 #define __CUDACC_VER_MINOR__ 9
 #define __CUDACC_VER_BUILD__ 0

@@ -36,6 +36,7 @@
 #include <mutex>
 #include <variant>
 #include <cublas_v2.h>
+#include <cuda.h>  // ATen's CUDA headers bring the driver API (and CUDA_VERSION)
 
 namespace c10 {
 struct Device {
