@@ -265,7 +265,7 @@ DTYPE_SIZES = {
     "float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4, "float64": 8, "double": 8,
     "int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int": 4, "int64": 8, "long": 8, "bool": 1,
     "float8_e4m3fn": 1, "float8_e5m2": 1, "float8_e4m3fnuz": 1, "float8_e5m2fnuz": 1,
-    "uint16": 2, "uint32": 4, "uint64": 8,
+    "uint16": 2, "uint32": 4, "uint64": 8, "float8_e8m0fnu": 1, "float4_e2m1fn_x2": 1,
 }
 DTYPE_ALIASES = {"half": "float16", "float": "float32", "double": "float64", "int": "int32", "long": "int64",
                  "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp8": "float8_e4m3fn",

@@ -14,7 +14,7 @@ import clang.cindex as ci
 
 from ..kir import nodes as N
 from ..kir import types as T
-from . import clangx
+from . import clangx, discover
 from .includes import SHIM_ROOT
 from .parse import ParsedFile
 from .typemap import TypeMapper, clean_spelling, qualified_name
@@ -186,6 +186,10 @@ class Lowerer:
                     ft = self.types(ch.type)
                     target = N.Member(N.This(T.PtrType(this_type)), ch.spelling, True, ft, span=self.span(ch))
                     inits.append(N.ExprStmt(N.Assign("=", target, self.expr(init), ft, span=self.span(init))))
+        if not params:
+            # Implicit members (a struct's copy or move assignment) have no PARM_DECL children; their
+            # parameters are still the function's arguments, and the generated body refers to them.
+            params = [self.var(a, "param") for a in c.get_arguments()]
         if "global" in kinds:
             kind = "kernel"
         elif self._closures.get(c.semantic_parent.hash if c.semantic_parent else -1):
@@ -625,6 +629,8 @@ class Lowerer:
             cfg = _unwrap(children[1])
             if cfg.kind == CK.CALL_EXPR and cfg.spelling in _CONFIG_CALLS:
                 return self.launch(c, cfg, sp)
+        if discover.is_launch_ex(c):
+            return self.launch_ex(c, ty, sp)
         args_c = list(c.get_arguments())
         if ref is None or ref.kind.is_invalid():
             return N.Unsupported("call to an unresolved function", ty, span=sp)
@@ -641,7 +647,10 @@ class Lowerer:
         this = None
         if is_method:
             callee = _unwrap(children[0]) if children else None
-            if callee is not None and callee.kind == CK.MEMBER_REF_EXPR:
+            # A member call names the method (obj.f(...)); an operator call on a member (s.g = x)
+            # starts with its first operand, a member expression naming the field.
+            if callee is not None and callee.kind == CK.MEMBER_REF_EXPR and callee.referenced is not None \
+                    and callee.referenced.kind in _METHOD_KINDS:
                 kids = [x for x in callee.get_children() if _is_expr(x)]
                 if kids:
                     this = self.expr(kids[0])
@@ -673,6 +682,41 @@ class Lowerer:
         targs = self.template_args(kernel)
         display = f"{name}<{', '.join(targs)}>" if targs else name
         return N.Launch(key, display, cfg_args[0], cfg_args[1], cfg_args[2], cfg_args[3], args, span=sp)
+
+
+    def launch_ex(self, c: ci.Cursor, ty: T.Type, sp: N.Span) -> N.Expr:
+        """``cudaLaunchKernelEx(&config, kernel, args...)``: a launch of the kernel with the
+        configuration's grid, block, dynamic shared memory and stream (its attributes change
+        scheduling, not the launch). The arguments convert to the kernel's parameter types, as the
+        call inside the runtime's template does. The call's value is cudaSuccess: a launch that
+        cannot run is the launch check's finding."""
+        args_c = list(c.get_arguments())
+        kernel = discover.launched_kernel(args_c[1])
+        if kernel is None:
+            return N.Unsupported("cudaLaunchKernelEx of a kernel chosen at run time", ty, span=sp)
+        cfg = self.expr(args_c[0])
+        cfg_type = args_c[0].type.get_canonical().get_pointee().get_canonical()
+        fields = {f.spelling: self.types(f.type) for f in cfg_type.get_fields()}
+        if not {"gridDim", "blockDim", "dynamicSmemBytes", "stream"} <= set(fields):
+            return N.Unsupported("cudaLaunchKernelEx with a configuration the front end cannot read", ty, span=sp)
+
+        def member(name: str) -> N.Expr:
+            return N.Member(cfg, name, True, fields[name], span=sp)
+
+        params = [self.types(p.type) for p in kernel.get_arguments()]
+        if len(params) != len(args_c) - 2:
+            return N.Unsupported("cudaLaunchKernelEx with arguments that do not match the kernel", ty, span=sp)
+        args = []
+        for a, pt in zip(args_c[2:], params):
+            e = self.expr(a)
+            args.append(e if _same_type(T.strip_ref(e.ty), pt) else N.Cast("implicit", e, pt, span=e.span))
+        key = self.function(kernel)
+        name = self.function_name(kernel)
+        targs = self.template_args(kernel)
+        display = f"{name}<{', '.join(targs)}>" if targs else name
+        launch = N.Launch(key, display, member("gridDim"), member("blockDim"), member("dynamicSmemBytes"),
+                          member("stream"), tuple(args), span=sp)
+        return N.Binary(",", launch, N.IntLit(0, ty, span=sp), ty, span=sp)
 
 
 def _same_type(a: T.Type, b: T.Type) -> bool:

@@ -28,11 +28,14 @@ for _name, _bits in (("FLOAT16", 16), ("BFLOAT16", 16)):
 FLOAT_CLASSES = {
     "__half": 16, "c10::Half": 16, "__nv_bfloat16": 16, "c10::BFloat16": 16,
     "__nv_fp8_e4m3": 8, "__nv_fp8_e5m2": 8, "c10::Float8_e4m3fn": 8, "c10::Float8_e5m2": 8,
-    "c10::Float8_e4m3fnuz": 8, "c10::Float8_e5m2fnuz": 8, "__half_raw": 16, "__nv_bfloat16_raw": 16,
+    "c10::Float8_e4m3fnuz": 8, "c10::Float8_e5m2fnuz": 8, "c10::Float8_e8m0fnu": 8, "__nv_fp8_e8m0": 8,
+    "__half_raw": 16, "__nv_bfloat16_raw": 16,
 }
 # Classes the engine models as a whole, by kind.
 OPAQUE_CLASSES = {
     "at::Tensor": "tensor",
+    "torch::stable::Tensor": "tensor",  # the stable ABI's tensor: the same model as at::Tensor
+    "torch::stable::Device": "opaque",
     "at::cuda::CUDAStream": "stream",
     "c10::IntArrayRef": "intarray",
     "c10::TensorOptions": "options",

@@ -1,5 +1,9 @@
 """The torch extension API: tensors (shape, strides, dtype, data pointers, views, allocation),
-optional tensors, streams and guards, checks."""
+optional tensors, streams and guards, checks.
+
+The stable ABI (torch::stable::Tensor and the free functions of torch/csrc/stable/ops.h) is
+answered by the same models: its tensor is the same value (a TensorV), its methods have the
+classic ones' meaning, and its ops take the tensor as their first argument."""
 from __future__ import annotations
 
 import z3
@@ -16,14 +20,17 @@ from .cuda import VOID, fresh_result
 SCALAR_TYPES = {
     "uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5, "float32": 6, "float64": 7,
     "bool": 11, "bfloat16": 15, "float8_e5m2": 23, "float8_e4m3fn": 24, "float8_e5m2fnuz": 25,
-    "float8_e4m3fnuz": 26, "uint16": 27, "uint32": 28, "uint64": 29,
+    "float8_e4m3fnuz": 26, "uint16": 27, "uint32": 28, "uint64": 29, "float8_e8m0fnu": 44,
+    "float4_e2m1fn_x2": 45,
 }
+UNDEFINED_SCALAR_TYPE = 46
 SCALAR_NAMES = {v: k for k, v in SCALAR_TYPES.items()}
 # The C++ element types data_ptr<T>() accepts for each dtype.
 CPP_TYPES = {
     "float32": {"float"}, "float64": {"double"}, "float16": {"c10::Half"}, "bfloat16": {"c10::BFloat16"},
     "float8_e4m3fn": {"c10::Float8_e4m3fn"}, "float8_e5m2": {"c10::Float8_e5m2"},
     "float8_e4m3fnuz": {"c10::Float8_e4m3fnuz"}, "float8_e5m2fnuz": {"c10::Float8_e5m2fnuz"},
+    "float8_e8m0fnu": {"c10::Float8_e8m0fnu"}, "float4_e2m1fn_x2": {"c10::Float4_e2m1fn_x2"},
     "int8": {(8, True)}, "uint8": {(8, False)}, "int16": {(16, True)}, "int32": {(32, True)}, "int64": {(64, True)},
     "uint16": {(16, False)}, "uint32": {(32, False)}, "uint64": {(64, False)}, "bool": {"bool"},
 }
@@ -66,45 +73,45 @@ def elem_size(t: TensorV) -> int:
     return DTYPE_SIZES.get(t.dtype, 1)
 
 
-@model("at::Tensor::size")
+@model("at::Tensor::size", "torch::stable::Tensor::size")
 def size(interp, st, call, this, args):
     t = tensor_of(interp, st, this, call)
     return t.dims[_dim_index(t, _int_arg(args[0], call), st, call)]
 
 
-@model("at::Tensor::stride")
+@model("at::Tensor::stride", "torch::stable::Tensor::stride")
 def stride(interp, st, call, this, args):
     t = tensor_of(interp, st, this, call)
     return t.strides[_dim_index(t, _int_arg(args[0], call), st, call)]
 
 
-@model("at::Tensor::sizes")
+@model("at::Tensor::sizes", "torch::stable::Tensor::sizes")
 def sizes(interp, st, call, this, args):
     return IntArrayV(tensor_of(interp, st, this, call).dims)
 
 
-@model("at::Tensor::strides")
+@model("at::Tensor::strides", "torch::stable::Tensor::strides")
 def strides(interp, st, call, this, args):
     return IntArrayV(tensor_of(interp, st, this, call).strides)
 
 
-@model("at::Tensor::numel")
+@model("at::Tensor::numel", "torch::stable::Tensor::numel")
 def tensor_numel(interp, st, call, this, args):
     return numel(tensor_of(interp, st, this, call), call.span)
 
 
-@model("at::Tensor::dim", "at::Tensor::ndimension")
+@model("at::Tensor::dim", "at::Tensor::ndimension", "torch::stable::Tensor::dim")
 def dim(interp, st, call, this, args):
     return const_int(len(tensor_of(interp, st, this, call).dims), T.INT64)
 
 
-@model("at::Tensor::scalar_type", "at::Tensor::dtype")
+@model("at::Tensor::scalar_type", "at::Tensor::dtype", "torch::stable::Tensor::scalar_type")
 def scalar_type(interp, st, call, this, args):
     t = tensor_of(interp, st, this, call)
-    return const_int(SCALAR_TYPES.get(t.dtype, 44), T.IntType(8, True, "c10::ScalarType"))
+    return const_int(SCALAR_TYPES.get(t.dtype, UNDEFINED_SCALAR_TYPE), T.IntType(8, True, "c10::ScalarType"))
 
 
-@model("at::Tensor::element_size", "at::Tensor::itemsize")
+@model("at::Tensor::element_size", "at::Tensor::itemsize", "torch::stable::Tensor::element_size")
 def element_size(interp, st, call, this, args):
     return const_int(elem_size(tensor_of(interp, st, this, call)), T.INT64)
 
@@ -115,13 +122,14 @@ def nbytes(interp, st, call, this, args):
     return ints.arith("*", numel(t, call.span), const_int(elem_size(t), T.INT64), T.INT64, call.span)
 
 
-@model("at::Tensor::is_contiguous")
+@model("at::Tensor::is_contiguous", "torch::stable::Tensor::is_contiguous")
 def is_contiguous(interp, st, call, this, args):
     t = tensor_of(interp, st, this, call)
     return BoolV(z3.BoolVal(t.region.note != "strided"))
 
 
-@model("at::Tensor::is_cuda", "at::Tensor::defined", "at::Tensor::is_same_size", "at::Tensor::is_floating_point")
+@model("at::Tensor::is_cuda", "at::Tensor::defined", "at::Tensor::is_same_size", "at::Tensor::is_floating_point",
+       "torch::stable::Tensor::is_cuda", "torch::stable::Tensor::defined")
 def true_(interp, st, call, this, args):
     if call.name.endswith("is_floating_point"):
         t = tensor_of(interp, st, this, call)
@@ -129,17 +137,19 @@ def true_(interp, st, call, this, args):
     return BoolV(z3.BoolVal(True))
 
 
-@model("at::Tensor::is_cpu")
+@model("at::Tensor::is_cpu", "torch::stable::Tensor::is_cpu", "c10::Device::is_cpu", "torch::stable::Device::is_cpu")
 def false_(interp, st, call, this, args):
     return BoolV(z3.BoolVal(False))
 
 
-@model("at::Tensor::get_device", "at::cuda::current_device")
+@model("at::Tensor::get_device", "at::cuda::current_device", "torch::stable::Tensor::get_device",
+       "torch::stable::Tensor::get_device_index", "torch::stable::accelerator::getCurrentDeviceIndex")
 def device_index(interp, st, call, this, args):
     return const_int(0, T.strip_ref(call.ty) if isinstance(T.strip_ref(call.ty), T.IntType) else T.INT32)
 
 
-@model("at::Tensor::data_ptr", "at::Tensor::mutable_data_ptr", "at::Tensor::const_data_ptr")
+@model("at::Tensor::data_ptr", "at::Tensor::mutable_data_ptr", "at::Tensor::const_data_ptr",
+       "torch::stable::Tensor::data_ptr", "torch::stable::Tensor::mutable_data_ptr", "torch::stable::Tensor::const_data_ptr")
 def data_ptr(interp, st, call, this, args):
     t = tensor_of(interp, st, this, call)
     ret = T.strip_ref(call.ty)
@@ -166,7 +176,11 @@ def _accepts(dtype: str, ty: T.Type) -> bool:
 
 @model("at::Tensor::contiguous", "at::Tensor::clone", "at::Tensor::to")
 def same_tensor(interp, st, call, this, args):
-    t = tensor_of(interp, st, this, call)
+    return _copy_of(interp, tensor_of(interp, st, this, call), call)
+
+
+def _copy_of(interp, t: TensorV, call) -> TensorV:
+    """The tensor itself (contiguous() of a contiguous one), otherwise a contiguous copy."""
     if call.name.endswith("contiguous") and t.region.note != "strided":
         return t
     region = interp.new_region("global", f"{t.name}.{call.name.rsplit('::', 1)[1]}()",
@@ -177,8 +191,10 @@ def same_tensor(interp, st, call, this, args):
 
 @model("at::Tensor::view", "at::Tensor::reshape")
 def view(interp, st, call, this, args):
-    t = tensor_of(interp, st, this, call)
-    shape = args[0]
+    return _view(tensor_of(interp, st, this, call), args[0], call)
+
+
+def _view(t: TensorV, shape, call) -> TensorV:
     if not isinstance(shape, IntArrayV):
         raise PathEnd("stuck", f"{call.name} with a shape the engine cannot read", call.span)
     total = numel(t, call.span)
@@ -195,7 +211,10 @@ def view(interp, st, call, this, args):
 
 @model("at::Tensor::flatten")
 def flatten(interp, st, call, this, args):
-    t = tensor_of(interp, st, this, call)
+    return _flatten(tensor_of(interp, st, this, call), call)
+
+
+def _flatten(t: TensorV, call) -> TensorV:
     n = numel(t, call.span)
     return TensorV(t.name, (n,), (const_int(1, T.INT64),), t.dtype, t.region, t.offset)
 
@@ -267,6 +286,8 @@ def _new_tensor(interp, st, call, dims, dtype: str, name: str):
 
 
 def _options_dtype(v) -> str | None:
+    if isinstance(v, OptionalV):  # the stable ABI passes the dtype as std::optional<ScalarType>
+        v = v.value
     if isinstance(v, OpaqueV) and v.kind == "options" and v.payload:
         return v.payload
     if isinstance(v, IntV) and v.concrete() is not None:
@@ -285,15 +306,81 @@ def empty(interp, st, call, this, args):
     return _new_tensor(interp, st, call, shape.items, dtype or "float32", f"{call.name.rsplit('::', 1)[1]}@{call.span.line}")
 
 
-@model("at::empty_like", "at::zeros_like")
-def empty_like(interp, st, call, this, args):
-    src = args[0]
-    if isinstance(src, RefV):
-        src = interp.load(st, src.loc, call.span)
-    if not isinstance(src, TensorV):
+def arg_tensor(interp, st, v, call) -> TensorV:
+    """A tensor passed as an argument (the stable ops take theirs as the first one)."""
+    if isinstance(v, RefV):
+        v = interp.load(st, v.loc, call.span)
+    if isinstance(v, OptionalV):
+        v = v.value
+    if not isinstance(v, TensorV):
         raise PathEnd("stuck", f"{call.name} of a tensor the binding does not describe", call.span)
+    return v
+
+
+@model("at::empty_like", "at::zeros_like", "torch::stable::empty_like")
+def empty_like(interp, st, call, this, args):
+    src = arg_tensor(interp, st, args[0], call)
     dtype = _options_dtype(args[1]) if len(args) > 1 else None
     return _new_tensor(interp, st, call, src.dims, dtype or src.dtype, f"{call.name.rsplit('::', 1)[1]}({src.name})")
+
+
+@model("torch::stable::empty")
+def stable_empty(interp, st, call, this, args):
+    """empty(size, dtype = nullopt, layout, device, pin_memory, memory_format): float32 by default."""
+    shape = interp.load(st, args[0].loc, call.span) if isinstance(args[0], RefV) else args[0]
+    if not isinstance(shape, IntArrayV):
+        raise PathEnd("stuck", f"{call.name} with a shape the engine cannot read", call.span)
+    dtype = _options_dtype(args[1]) if len(args) > 1 else None
+    return _new_tensor(interp, st, call, shape.items, dtype or "float32", f"empty@{call.span.line}")
+
+
+@model("torch::stable::new_empty", "torch::stable::new_zeros")
+def stable_new_empty(interp, st, call, this, args):
+    """new_empty(self, size, dtype = nullopt, ...): self's dtype unless one is given."""
+    src = arg_tensor(interp, st, args[0], call)
+    shape = interp.load(st, args[1].loc, call.span) if isinstance(args[1], RefV) else args[1]
+    if not isinstance(shape, IntArrayV):
+        raise PathEnd("stuck", f"{call.name} with a shape the engine cannot read", call.span)
+    dtype = _options_dtype(args[2]) if len(args) > 2 else None
+    name = f"{call.name.rsplit('::', 1)[1]}({src.name})@{call.span.line}"
+    return _new_tensor(interp, st, call, shape.items, dtype or src.dtype, name)
+
+
+@model("torch::stable::view", "torch::stable::reshape")
+def stable_view(interp, st, call, this, args):
+    shape = interp.load(st, args[1].loc, call.span) if isinstance(args[1], RefV) else args[1]
+    return _view(arg_tensor(interp, st, args[0], call), shape, call)
+
+
+@model("torch::stable::contiguous", "torch::stable::clone", "torch::stable::to")
+def stable_copy(interp, st, call, this, args):
+    return _copy_of(interp, arg_tensor(interp, st, args[0], call), call)
+
+
+@model("torch::stable::flatten")
+def stable_flatten(interp, st, call, this, args):
+    return _flatten(arg_tensor(interp, st, args[0], call), call)
+
+
+@model("torch::stable::zero_", "torch::stable::fill_", "torch::stable::copy_")
+def stable_in_place(interp, st, call, this, args):
+    """In-place ops run on the device after the launcher's checks: the same tensor comes back."""
+    return arg_tensor(interp, st, args[0], call)
+
+
+@model("aoti_torch_get_current_cuda_stream", "torch_get_current_cuda_blas_handle")
+def aoti_handle_out(interp, st, call, this, args):
+    """The handle is written through the last argument: the default stream (a null handle)."""
+    out = args[-1]
+    interp.store(st, interp.deref(out, T.PtrType(T.VOID), call.span), interp.null_ptr(T.PtrType(T.VOID)), call.span)
+    return fresh_result(interp, call, "aoti_error")
+
+
+@model("aoti_torch_get_device_index", "aoti_torch_get_current_device_index")
+def aoti_device_out(interp, st, call, this, args):
+    """The device index is written through the last argument: device 0, as get_device() answers."""
+    interp.store(st, interp.deref(args[-1], T.INT32, call.span), const_int(0, T.INT32), call.span)
+    return fresh_result(interp, call, "aoti_error")
 
 
 @model("at::Tensor::options")
@@ -320,7 +407,10 @@ def options_same(interp, st, call, this, args):
 @model("at::Tensor::device", "at::device_of", "at::cuda::getCurrentCUDAStream", "at::cuda::getStreamFromPool",
        "at::cuda::CUDAStream::stream", "at::cuda::CUDAStream::operator CUstream_st *", "c10::Device::Device",
        "at::cuda::CUDAGuard::CUDAGuard", "at::cuda::OptionalCUDAGuard::OptionalCUDAGuard",
-       "at::cuda::OptionalCUDAGuard::set_index", "c10::Device::is_cuda", "c10::Device::index")
+       "at::cuda::OptionalCUDAGuard::set_index", "c10::Device::is_cuda", "c10::Device::index",
+       "torch::stable::Tensor::device", "torch::stable::Device::Device", "torch::stable::Device::index",
+       "torch::stable::Device::is_cuda", "torch::stable::accelerator::DeviceGuard::DeviceGuard",
+       "torch::stable::accelerator::DeviceGuard::set_index", "torch::stable::accelerator::getCurrentStream")
 def opaque(interp, st, call, this, args):
     ty = T.strip_ref(call.ty)
     if isinstance(ty, T.BoolType):
