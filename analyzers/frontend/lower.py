@@ -637,7 +637,7 @@ class Lowerer:
         if ref.kind == CK.CONSTRUCTOR:
             key = self.function(ref)
             ptypes = tuple(self.types(a.type) for a in ref.get_arguments())
-            return N.Construct(self.function_name(ref), key, tuple(self.expr(a) for a in args_c), ty, ptypes, span=sp)
+            return N.Construct(self.function_name(ref), key, self.arguments(args_c, ref), ty, ptypes, span=sp)
         if ref.kind in (CK.VAR_DECL, CK.PARM_DECL, CK.FIELD_DECL):
             return N.Unsupported("call through a function pointer", ty, span=sp)
         name = self.function_name(ref)
@@ -657,24 +657,46 @@ class Lowerer:
                 else:
                     parent = ref.semantic_parent
                     this = N.This(T.PtrType(self.types(parent.type)), span=sp)
-                args = tuple(self.expr(a) for a in args_c)
+                args = self.arguments(args_c, ref)
             else:  # an operator call: the object is the first operand
                 if not args_c:
                     return N.Unsupported(f"call to {name}", ty, span=sp)
                 this = self.expr(args_c[0])
-                args = tuple(self.expr(a) for a in args_c[1:])
+                args = self.arguments(args_c[1:], ref)
         else:
-            args = tuple(self.expr(a) for a in args_c)
+            args = self.arguments(args_c, ref)
         # After the operands: a lambda operand registers its closure before its operator() lowers.
         key = self.function(ref)
         return N.Call(name, key, args, ty, this, None, targs, ptypes, span=sp)
+
+    def arguments(self, args_c: list, callee: ci.Cursor | None) -> tuple:
+        """The lowered arguments of a call. A default argument appears in the call as an expression
+        with neither children nor a place in the source: it is lowered from the parameter's
+        declaration when that expression has the parameter's type (std::optional<T> p =
+        std::nullopt is an empty optional, not an indeterminate object)."""
+        params = list(callee.get_arguments()) if callee is not None and not callee.kind.is_invalid() else []
+        out = []
+        for i, a in enumerate(args_c):
+            d = self._default_argument(a, params[i]) if i < len(params) else None
+            out.append(d if d is not None else self.expr(a))
+        return tuple(out)
+
+    def _default_argument(self, a: ci.Cursor, param: ci.Cursor) -> N.Expr | None:
+        if a.kind != CK.UNEXPOSED_EXPR or a.extent.start.file is not None or any(True for _ in a.get_children()):
+            return None
+        exprs = [x for x in param.get_children() if _is_expr(x)]
+        if not exprs:
+            return None
+        e = self.expr(exprs[-1])
+        want = T.strip_ref(self.types(param.type))
+        return e if _same_type(T.strip_ref(e.ty), want) else None
 
     def launch(self, c: ci.Cursor, cfg: ci.Cursor, sp: N.Span) -> N.Expr:
         kernel = c.referenced
         cfg_args = [self.expr(a) for a in cfg.get_arguments()]
         while len(cfg_args) < 4:
             cfg_args.append(N.IntLit(0, T.SIZE_T, span=sp) if len(cfg_args) == 2 else N.NullLit(T.PtrType(T.VOID), span=sp))
-        args = tuple(self.expr(a) for a in c.get_arguments())
+        args = self.arguments(list(c.get_arguments()), kernel)
         if kernel is None or kernel.kind.is_invalid():
             return N.Unsupported("launch of an unresolved kernel", T.VOID, span=sp)
         key = self.function(kernel)

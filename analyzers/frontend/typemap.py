@@ -128,7 +128,8 @@ class TypeMapper:
             return T.OpaqueType(spelling, OPAQUE_CLASSES[base], max(t.get_size(), 0), max(t.get_align(), 1))
         if base in ("std::optional", "c10::optional"):
             return T.OpaqueType(spelling, "optional", max(t.get_size(), 0), 8)
-        if base.startswith("std::") and base not in ("std::array", "std::pair"):
+        # std::nullopt_t stays a (field-less) struct: std::optional's model recognises it by type.
+        if base.startswith("std::") and base not in ("std::array", "std::pair", "std::nullopt_t"):
             return T.OpaqueType(spelling, "std", max(t.get_size(), 0), max(t.get_align(), 1))
         if spelling in self._records:
             return self._records[spelling]
