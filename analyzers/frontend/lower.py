@@ -585,6 +585,14 @@ class Lowerer:
         if rk in (CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE):
             key = self.function(ref)
             return N.Global(key or self.function_name(ref), T.FuncType(ref.spelling), span=sp)
+        if rk == CK.UNEXPOSED_DECL:
+            # A variable template's specialisation (std::is_same_v<A, B>, a constexpr bound): a
+            # constant integer is folded; a floating-point one is a float value (opaque anyway).
+            value = clangx.evaluate_int(c) if isinstance(ty, (T.IntType, T.BoolType)) else None
+            if value is not None:
+                return N.IntLit(value, ty, span=sp)
+            if isinstance(ty, T.FloatType) and ref.type.is_const_qualified():
+                return N.FloatLit(ty, span=sp)
         return N.Unsupported(f"reference to {rk.name.lower()}", ty, span=sp)
 
     def _global_storage(self, ref: ci.Cursor) -> str:
@@ -632,6 +640,8 @@ class Lowerer:
         if discover.is_launch_ex(c):
             return self.launch_ex(c, ty, sp)
         args_c = list(c.get_arguments())
+        if (ref is None or ref.kind.is_invalid()) and children:
+            ref = _template_argument_function(children[0])
         if ref is None or ref.kind.is_invalid():
             return N.Unsupported("call to an unresolved function", ty, span=sp)
         if ref.kind == CK.CONSTRUCTOR:
@@ -739,6 +749,20 @@ class Lowerer:
         launch = N.Launch(key, display, member("gridDim"), member("blockDim"), member("dynamicSmemBytes"),
                           member("stream"), tuple(args), span=sp)
         return N.Binary(",", launch, N.IntLit(0, ty, span=sp), ty, span=sp)
+
+
+def _template_argument_function(callee: ci.Cursor) -> ci.Cursor | None:
+    """The function a call through a function-pointer template argument calls: in the
+    instantiation the callee is the substituted argument (``&act_fn``), a constant."""
+    c = callee
+    for _ in range(8):
+        kids = list(c.get_children())
+        if c.kind == CK.DECL_REF_EXPR and c.referenced is not None:
+            return c.referenced if c.referenced.kind == CK.FUNCTION_DECL else None
+        if len(kids) != 1 or c.kind not in (CK.UNEXPOSED_EXPR, CK.DECL_REF_EXPR, CK.UNARY_OPERATOR, CK.PAREN_EXPR):
+            return None
+        c = kids[0]
+    return None
 
 
 def _same_type(a: T.Type, b: T.Type) -> bool:
