@@ -175,3 +175,65 @@ def cub_scan(interp, st, call, this, args):
             if v is not None:
                 interp.store(st, a.loc, v, call.span)
     return VOID
+
+
+# ---------------------------------------------------------------- runtime queries
+# What launchers ask the runtime about the device: each answer is written through the out-pointer
+# (the access is checked) and is any value the device could give. Launchers of the stable ABI ask
+# these where classic ones read at::cuda::getCurrentDeviceProperties().
+
+# Attributes that are counts or sizes of a present device: at least 1. Others (flags) are >= 0.
+_POSITIVE_ATTRS = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 13, 16, 38, 39, 75, 81, 82, 97, 106}
+
+
+def _write_out(interp, st, ptr, ty: T.Type, value, span) -> None:
+    interp.store(st, interp.deref(ptr, ty, span), value, span)
+
+
+def _fresh_count(interp, st, name: str, lo: int):
+    return _assume_range(st, fresh_int(interp.ctx.fresh_name(name), T.INT32, lo, T.INT32.max), lo, T.INT32.max)
+
+
+@model("cudaGetDevice")
+def get_device(interp, st, call, this, args):
+    """The current device: 0, as at::Tensor::get_device answers."""
+    _write_out(interp, st, args[0], T.INT32, const_int(0, T.INT32), call.span)
+    return fresh_result(interp, call, "cuda_error")
+
+
+@model("cudaGetDeviceCount")
+def get_device_count(interp, st, call, this, args):
+    _write_out(interp, st, args[0], T.INT32, _fresh_count(interp, st, "device_count", 1), call.span)
+    return fresh_result(interp, call, "cuda_error")
+
+
+@model("cudaDeviceGetAttribute")
+def device_attribute(interp, st, call, this, args):
+    attr = args[1].concrete() if isinstance(args[1], IntV) else None
+    lo = 1 if attr in _POSITIVE_ATTRS else 0
+    _write_out(interp, st, args[0], T.INT32, _fresh_count(interp, st, "device_attribute", lo), call.span)
+    return fresh_result(interp, call, "cuda_error")
+
+
+@model("cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags")
+def occupancy(interp, st, call, this, args):
+    _write_out(interp, st, args[0], T.INT32, _fresh_count(interp, st, "active_blocks", 0), call.span)
+    return fresh_result(interp, call, "cuda_error")
+
+
+@model("cudaGetDeviceProperties", "cudaFuncGetAttributes")
+def properties_out(interp, st, call, this, args):
+    """The structure is written whole with any values."""
+    ptr = args[0]
+    ty = ptr.pointee if isinstance(ptr, PtrV) else T.VOID
+    value = fresh_value(ty, "properties", interp.ctx.counter)
+    if value is None:
+        raise PathEnd("stuck", f"{call.name} into a {ty.name}", call.span)
+    _write_out(interp, st, ptr, ty, value, call.span)
+    return fresh_result(interp, call, "cuda_error")
+
+
+@model("cudaFuncSetAttribute", "cudaFuncSetCacheConfig", "cudaFuncSetSharedMemConfig")
+def kernel_attribute(interp, st, call, this, args):
+    """A kernel's launch attribute (its shared-memory limit...): no memory is accessed."""
+    return fresh_result(interp, call, "cuda_error")
