@@ -36,7 +36,8 @@ def _assume_range(st, v: IntV, lo: int, hi: int) -> IntV:
 
 
 @model("__syncthreads", "__syncwarp", "__threadfence", "__threadfence_block", "__threadfence_system",
-       "__nanosleep", "cudaDeviceSynchronize", "__builtin_assume", "__builtin_prefetch")
+       "__nanosleep", "cudaDeviceSynchronize", "__builtin_assume", "__builtin_prefetch",
+       "cudaGridDependencySynchronize", "cudaTriggerProgrammaticLaunchCompletion")
 def no_effect(interp, st, call, this, args):
     return VOID
 
@@ -45,7 +46,10 @@ def no_effect(interp, st, call, this, args):
        "__ballot_sync", "__activemask", "__match_any_sync", "clock", "clock64", "__globaltimer",
        "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__reduce_add_sync",
        "__reduce_max_sync", "__reduce_min_sync", "printf", "__brev", "__byte_perm", "__mulhi", "__umulhi",
-       "__mul64hi", "__umul64hi", "__funnelshift_l", "__funnelshift_r", "cub::ShuffleIndex")
+       "__mul64hi", "__umul64hi", "__funnelshift_l", "__funnelshift_r", "cub::ShuffleIndex",
+       # Address-space conversions and queries: an address, not an access.
+       "__cvta_generic_to_shared", "__cvta_generic_to_global", "__cvta_generic_to_constant",
+       "__cvta_generic_to_local", "__isShared", "__isGlobal", "__isConstant", "__isLocal")
 def any_value(interp, st, call, this, args):
     """A value of the right type, otherwise unconstrained (another thread's value, a timer...)."""
     return fresh_result(interp, call, call.name)
@@ -103,7 +107,9 @@ def stcg(interp, st, call, this, args):
 
 
 @model("atomicAdd", "atomicSub", "atomicExch", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor",
-       "atomicInc", "atomicDec", "atomicCAS", "atomicAdd_block", "atomicAdd_system")
+       "atomicInc", "atomicDec", "atomicCAS",
+       *(f"atomic{op}_{scope}" for op in ("Add", "Sub", "Exch", "Min", "Max", "And", "Or", "Xor", "CAS")
+         for scope in ("block", "system")))
 def atomic(interp, st, call, this, args):
     """Read-modify-write through the pointer: both accesses are checked; the old value is unknown."""
     ptr = args[0]
