@@ -8,7 +8,7 @@ import z3
 
 from ...kir import types as T
 from ..memory import PathEnd
-from ..values import BoolV, OpaqueV, OptionalV, PtrV, RefV, StructV
+from ..values import BoolV, Loc, OpaqueV, OptionalV, PtrV, RefV, StructV
 from . import model
 from .cuda import fresh_result
 
@@ -70,3 +70,22 @@ def opt_ctor(interp, st, call, this, args):
 @model("std::optional::operator=")
 def opt_assign(interp, st, call, this, args):
     return fresh_result(interp, call)
+
+
+@model("std::forward", "std::move", "std::move_if_noexcept", "std::as_const")
+def same_reference(interp, st, call, this, args):
+    """Casts to a reference of the argument: clang folds calls of these as builtins and gives them
+    no instantiated body, so the engine answers them here."""
+    if not args or not isinstance(args[0], RefV):
+        raise PathEnd("stuck", f"{call.name} of a value the engine cannot refer to", call.span)
+    return args[0]
+
+
+@model("std::addressof")
+def addressof(interp, st, call, this, args):
+    if not args or not isinstance(args[0], RefV):
+        raise PathEnd("stuck", f"{call.name} of a value the engine cannot refer to", call.span)
+    loc = args[0].loc
+    if not isinstance(loc, Loc):
+        raise PathEnd("stuck", f"{call.name} of an object that depends on the path", call.span)
+    return PtrV(loc.region, loc.off, loc.ty)
