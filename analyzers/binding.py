@@ -224,6 +224,17 @@ class TensorArg:
     dtype: str
     strides: tuple | None = None  # Expr per dimension, None: contiguous
     values: tuple | None = None  # (lo, hi) Exprs bounding every element (index tensors)
+    # Zero-config: the op never reads this tensor's shape, so only its caller knows how large it is;
+    # accesses are checked for negative offsets only (an assumption the result names).
+    unchecked: bool = False
+
+
+LAZY_DTYPE = ""  # a TensorArg dtype decided by the op itself (dispatch, data_ptr<T>()): zero-config
+
+
+@dataclass(frozen=True)
+class BufferArg:
+    """A raw device pointer whose allocation the op does not see (zero-config): unknown size."""
 
 
 @dataclass(frozen=True)
@@ -237,7 +248,7 @@ class AbsentArg:
     """An optional argument passed as nullopt / None."""
 
 
-Arg = TensorArg | ScalarArg | AbsentArg
+Arg = TensorArg | ScalarArg | AbsentArg | BufferArg
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ class Finding:
     dtypes: list[str] = field(default_factory=list)
     zero_config: bool = False  # holds for some shape within default ranges, not for a bound model
     related: list[Span] = field(default_factory=list)  # other places that fail for the same witness
+    value_sources: list[tuple] = field(default_factory=list)  # (region kind, name, bounded) of loads it needs
 
     def key(self) -> tuple:
         return (self.check, self.location.file, self.location.line, self.location.col, self.kernel or "")
@@ -59,6 +60,7 @@ class Inconclusive:
     reason: str  # timeout | solver-unknown | unsupported | path-explosion | binding-infeasible | imprecise-loop
     detail: str
     span: Span | None = None
+    kernel: str | None = None  # the kernel instantiation running when it happened; None: host code
 
 
 @dataclass

@@ -48,7 +48,7 @@ class LaunchCheck(Check):
                            *[x < 1 for x in g + b], ints.I(ev.smem) > limit)
             if ctx.excluded(st.pc, cond_i):
                 return
-        model = ctx.find_model(st.pc, cond, ev.span)
+        model = ctx.find_model(st.pc, cond, ev.span, cond_i)
         if model is None:
             return
         ctx.mark(key)

@@ -15,13 +15,15 @@ from .context import Symbol
 from .events import LaunchEvent, Sink
 from .memory import PathEnd
 from .state import Frame, State, fresh_value, new_frame_id
-from .values import BoolV, FloatV, IntV, OpaqueV, OptionalV, Region, StructV, TensorV, const_int
+from .values import BoolV, FloatV, IntV, LazyDtype, OpaqueV, OptionalV, PtrV, Region, StructV, TensorV, const_int
 
 UINT = T.UINT32
 DIM3 = T.StructType("dim3", (T.Field("x", UINT, 0), T.Field("y", UINT, 4), T.Field("z", UINT, 8)), 12, 4)
 UINT3 = T.StructType("uint3", DIM3.fields, 12, 4)
 MAX_BLOCK = (1024, 1024, 64)
 MAX_GRID = ((1 << 31) - 1, 65535, 65535)
+# The size of an allocation only the caller knows: large enough for any offset an access can form.
+UNCHECKED_SIZE = 1 << 62
 
 
 @dataclass
@@ -129,6 +131,11 @@ class HostOps:
             raise BindingError(f"argument '{p.name}' of {fn.display} is a scalar: give a value expression")
         if isinstance(ty, T.FloatType):
             return FloatV(ty)
+        if isinstance(ty, T.PtrType) and isinstance(arg, B.BufferArg):
+            self.ctx.note(f"'{p.name}' points to memory the op does not allocate: accesses through it are checked "
+                          "for negative offsets only")
+            region = self.new_region("global", p.name, UNCHECKED_SIZE, p.span, align=256, note="unchecked")
+            return PtrV(region, const_int(0, T.INT64), ty.pointee)
         if isinstance(ty, T.PtrType):
             raise BindingError(f"argument '{p.name}' of {fn.display} is a raw pointer: bind the op that owns the tensor")
         return OpaqueV("argument", ty)
@@ -137,10 +144,11 @@ class HostOps:
         dims = tuple(self.sym_int(e, span) for e in arg.shape)
         for d in dims:
             st.assume(lia.CURRENT.register(d.bv >= 0, ints.I(d) >= 0))
-        size = B.DTYPE_SIZES.get(arg.dtype)
-        if size is None:
+        lazy = arg.dtype == B.LAZY_DTYPE
+        size = None if lazy else B.DTYPE_SIZES.get(arg.dtype)
+        if size is None and not lazy:
             raise BindingError(f"tensor '{name}': unknown dtype {arg.dtype!r}")
-        note = ""
+        note = "unchecked" if arg.unchecked else ""
         if arg.strides is not None:
             strides = tuple(self.sym_int(e, span) for e in arg.strides)
             # The elements a strided view can reach: 1 + sum((dim - 1) * stride).
@@ -155,12 +163,48 @@ class HostOps:
             extent = const_int(1, T.INT64)
             for d in dims:
                 extent = ints.arith("*", extent, d, T.INT64, span)
-        nbytes = ints.arith("*", extent, const_int(size, T.INT64), T.INT64, span)
         values = None
         if arg.values is not None:
             values = (self.sym_int(arg.values[0], span), self.sym_int(arg.values[1], span))
-        region = self.new_region("global", name, nbytes, span, elem_size=size, values=values, align=256, note=note)
-        return TensorV(name, dims, strides, arg.dtype, region)
+        if arg.unchecked:
+            self.ctx.note(f"the op never reads the shape of '{name}': its size is its caller's contract, so accesses "
+                          "to it are checked for negative offsets only")
+        if not lazy:
+            region = self.storage_region(name, extent, size, span, values, note)
+            return TensorV(name, dims, strides, arg.dtype, region)
+        code, esize = self.dtype_symbol(name, st)
+        lazy_dtype = LazyDtype(code, esize, extent)
+        nbytes = UNCHECKED_SIZE if arg.unchecked else ints.arith("*", extent, esize, T.INT64, span)
+        placeholder = self.new_region("global", name, nbytes, span, values=values, align=256, note=note)
+        return TensorV(name, dims, strides, B.LAZY_DTYPE, placeholder, lazy=lazy_dtype)
+
+    def storage_region(self, name: str, extent: IntV, esize: int, span: N.Span, values=None, note: str = "") -> Region:
+        if note == "unchecked":
+            return self.new_region("global", name, UNCHECKED_SIZE, span, elem_size=esize, values=values, align=256,
+                                   note=note)
+        nbytes = ints.arith("*", extent, const_int(esize, T.INT64), T.INT64, span)
+        return self.new_region("global", name, nbytes, span, elem_size=esize, values=values, align=256, note=note)
+
+    def dtype_symbol(self, name: str, st: State) -> tuple[IntV, IntV]:
+        """The dtype of a zero-config tensor as a c10::ScalarType symbol, and its element size."""
+        from .models.torch import SCALAR_NAMES, SCALAR_TYPES
+        codes = sorted(set(SCALAR_TYPES.values()))
+        code_name = self.ctx.fresh_name(f"dtype({name})")
+        code = z3.BitVec(code_name, 8)
+        code_iv = lia.CURRENT.var(code_name, codes[0], codes[-1])
+        esize_name = self.ctx.fresh_name(f"element_size({name})")
+        esize = z3.BitVec(esize_name, 64)
+        esize_iv = lia.CURRENT.var(esize_name, 1, 8)
+        sizes = {c: B.DTYPE_SIZES[SCALAR_NAMES[c]] for c in codes}
+        st.assume(lia.CURRENT.register(z3.Or(*[code == c for c in codes]), z3.Or(*[code_iv == c for c in codes])))
+        for c in codes:
+            st.assume(lia.CURRENT.register(z3.Implies(code == c, esize == sizes[c]),
+                                           z3.Implies(code_iv == c, esize_iv == sizes[c])))
+        st.assume(lia.CURRENT.register(z3.Or(*[esize == k for k in (1, 2, 4, 8)]),
+                                       z3.Or(*[esize_iv == k for k in (1, 2, 4, 8)])))
+        self.ctx.symbol(f"dtype({name})", code, "dtype")
+        ty = T.IntType(8, True, "c10::ScalarType")
+        return IntV(ty, code, codes[0], codes[-1], iv=code_iv), IntV(T.INT64, esize, 1, 8, iv=esize_iv)
 
     # ------------------------------------------------------------ binding expressions
 

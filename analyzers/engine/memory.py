@@ -230,7 +230,8 @@ class MemoryOps:
             return StructV(v.ty, {k: self._bound_loaded(st, region, f, span) for k, f in v.fields.items()})
         if not isinstance(v, IntV):
             return v
-        self.ctx.symbol(f"{region.name}[...] loaded at {span.file}:{span.line}", v.bv, "load", v.ty.signed)
+        self.ctx.symbol(f"{region.name}[...] loaded at {span.file}:{span.line}", v.bv, "load", v.ty.signed,
+                        (region.kind, region.name, region.values is not None))
         if region.values is None:
             return v
         lo, hi = region.values
