@@ -216,6 +216,7 @@ class UserDim:
     name: str
     lo: int
     hi: int
+    values: tuple | None = None  # the only values it takes (block_size in {16, 32, 64}); lo/hi are their min/max
 
 
 @dataclass(frozen=True)
