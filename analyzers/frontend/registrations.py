@@ -47,6 +47,7 @@ class Registration:
     registered_at: tuple  # (file, line) of the def (or of the impl when no def names it)
     schema: str | None = None
     schema_args: tuple = ()  # argument names of the schema, in order
+    schema_types: tuple = ()  # their schema types (Tensor, Tensor!, Tensor?, int, float, str, ...)
     function: str | None = None  # qualified name of the implementing function
     dispatch_key: str = ""
     params: tuple = ()  # parameter names of the implementing function
@@ -158,7 +159,7 @@ def _record(call: ci.Cursor, kind: str, namespace: str, block_key: str, root: Pa
     text = _string(args[0])
     if text is None:
         return
-    name, schema_args = _parse_schema(text)
+    name, schema = _parse_schema(text)
     if not name:
         return
     fn, key = None, block_key
@@ -177,7 +178,8 @@ def _record(call: ci.Cursor, kind: str, namespace: str, block_key: str, root: Pa
         reg = by_key[(namespace, name)] = Registration(name, namespace, kind, where)
     if "(" in text:
         reg.schema = text.strip()
-        reg.schema_args = schema_args
+        reg.schema_args = tuple(n for n, _ in schema)
+        reg.schema_types = tuple(t for _, t in schema)
         reg.registered_at = where
     if fn is not None and (reg.function is None or _rank(key) < _rank(reg.dispatch_key)):
         reg.function = qualified_name(fn)
@@ -220,7 +222,8 @@ def _function_ref(cursor: ci.Cursor) -> ci.Cursor | None:
 
 
 def _parse_schema(text: str) -> tuple[str, tuple]:
-    """``name.overload(Tensor! out, float eps=1e-6) -> ()`` -> ("name.overload", ("out", "eps"))."""
+    """``name.overload(Tensor! out, float eps=1e-6) -> ()`` -> ("name.overload", (("out", "Tensor!"),
+    ("eps", "float")))."""
     head, paren, rest = text.partition("(")
     name = head.strip()
     if not re.fullmatch(r"[A-Za-z_]\w*(\.\w+)?", name):
@@ -250,7 +253,7 @@ def _parse_schema(text: str) -> tuple[str, tuple]:
             continue
         m = re.search(r"([A-Za-z_]\w*)\s*$", a)
         if m:
-            names.append(m.group(1))
+            names.append((m.group(1), re.sub(r"\s+", "", a[:m.start()])))
     return name, tuple(names)
 
 

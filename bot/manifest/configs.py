@@ -66,6 +66,38 @@ def model_fields(data: dict) -> tuple[dict, str | None]:
     return fields, DTYPES.get(str(dtype).replace("torch.", "")) if dtype else None
 
 
+def config_attrs(data: dict) -> dict:
+    """Every scalar (and list of scalars) of a config by dotted name, strings and booleans included:
+    what model conditions (``quantization_config.quant_method == 'fp8'``) read beside the fields."""
+    out: dict = {}
+
+    def walk(d: dict, prefix: str) -> None:
+        for k, v in d.items():
+            if isinstance(v, dict):
+                walk(v, f"{prefix}{k}.")
+            elif isinstance(v, (str, int, float, bool)) or (isinstance(v, list) and all(
+                    isinstance(x, (str, int, float, bool)) for x in v)):
+                out[prefix + k] = v
+    walk(data, "")
+    text = data.get("text_config") or data.get("llm_config") or data.get("language_config")
+    if isinstance(text, dict):
+        for k, v in config_attrs(text).items():
+            out.setdefault(k, v)
+    return out
+
+
+def read_config_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"model config {path} does not exist") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"model config {path} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"model config {path} is not a JSON object")
+    return data
+
+
 def _collect(data: dict, out: dict, prefix: str) -> None:
     for k, v in data.items():
         if isinstance(v, bool) or not isinstance(v, (int, float)):
