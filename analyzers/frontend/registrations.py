@@ -54,6 +54,8 @@ class Registration:
     declared_at: tuple | None = None
     file: str | None = None  # the file defining the function, relative to the root
     note: str = ""  # why no function or no definition was found
+    impl_at: tuple | None = None  # (file, line) of the registration that chose the function
+    schemas: list = field(default_factory=list, repr=False)  # every (where, text, parsed) def seen
 
     @property
     def launcher(self) -> str | None:
@@ -177,20 +179,32 @@ def _record(call: ci.Cursor, kind: str, namespace: str, block_key: str, root: Pa
     if reg is None:
         reg = by_key[(namespace, name)] = Registration(name, namespace, kind, where)
     if "(" in text:
-        reg.schema = text.strip()
-        reg.schema_args = tuple(n for n, _ in schema)
-        reg.schema_types = tuple(t for _, t in schema)
-        reg.registered_at = where
+        reg.schemas.append((where, text.strip(), schema))
     if fn is not None and (reg.function is None or _rank(key) < _rank(reg.dispatch_key)):
         reg.function = qualified_name(fn)
         reg.dispatch_key = key
+        reg.impl_at = where
         reg.params = tuple(a.spelling for a in fn.get_arguments())
         loc = fn.location
         reg.declared_at = (_rel(loc.file.name, root), loc.line) if loc.file else None
+        reg.file = None
         d = fn.get_definition()
         if d is not None and d.location.file is not None:
             reg.file = _rel(d.location.file.name, root)
             reg.params = tuple(a.spelling for a in d.get_arguments())
+    _choose_schema(reg)
+
+
+def _choose_schema(reg: Registration) -> None:
+    """The schema registered beside the chosen implementation (a CPU backend's registration file
+    may define the same op with another schema), else the first with arguments."""
+    if not reg.schemas:
+        return
+    same = [s for s in reg.schemas if reg.impl_at and s[0][0] == reg.impl_at[0]]
+    where, text, schema = (same or sorted(reg.schemas, key=lambda s: not s[2]))[0]
+    reg.schema, reg.registered_at = text, where
+    reg.schema_args = tuple(n for n, _ in schema)
+    reg.schema_types = tuple(t for _, t in schema)
 
 
 def _rank(key: str) -> int:
@@ -269,9 +283,7 @@ def _definitions(reg: Registry, sources: list[Path], parse) -> None:
         plain = r.function.rsplit("::", 1)[-1]
         pattern = re.compile(r"\b" + re.escape(plain) + r"\s*\([^;{]*\)\s*(?:const\s*)?\{", re.S)
         found = None
-        for path in sources:
-            if path.suffix not in (".cu", ".cpp", ".cc", ".cxx", ".cuh"):
-                continue
+        for path in _by_closeness(sources, reg.root, r):
             if path not in texts:
                 try:
                     texts[path] = _COMMENT_RE.sub(" ", path.read_text(errors="replace"))
@@ -293,6 +305,23 @@ def _definitions(reg: Registry, sources: list[Path], parse) -> None:
             continue
         r.file = _rel(str(found[0]), reg.root)
         r.params = tuple(a.spelling for a in found[1].get_arguments())
+
+
+def _by_closeness(sources: list[Path], root: Path, r: Registration) -> list[Path]:
+    """Candidate defining files: CUDA sources first, then those nearest the registration that chose
+    the function (a CPU backend in csrc/cpu/ defines the same names for its own registration)."""
+    home = (root / r.impl_at[0]).parent if r.impl_at else root
+
+    def distance(p: Path) -> int:
+        a, b = p.parent.parts, home.parts
+        common = 0
+        for x, y in zip(a, b):
+            if x != y:
+                break
+            common += 1
+        return (len(a) - common) + (len(b) - common)
+    code = [p for p in sources if p.suffix in (".cu", ".cpp", ".cc", ".cxx", ".cuh")]
+    return sorted(code, key=lambda p: (p.suffix not in (".cu", ".cuh"), distance(p), str(p)))
 
 
 def _rel(name: str, root: Path) -> str:

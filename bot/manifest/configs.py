@@ -14,6 +14,7 @@ ALIASES = {
     "multi_query_group_num": "num_key_value_heads", "n_kv_heads": "num_key_value_heads",
     "num_kv_heads": "num_key_value_heads", "n_routed_experts": "num_experts", "num_local_experts": "num_experts",
     "layer_norm_epsilon": "rms_norm_eps", "layer_norm_eps": "rms_norm_eps", "norm_eps": "rms_norm_eps",
+    "norm_epsilon": "rms_norm_eps",
 }
 DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16", "float32": "float32",
           "float": "float32", "fp16": "float16", "bf16": "bfloat16"}

@@ -64,6 +64,9 @@ def load_models(path: Path, doc, spec: Manifest) -> tuple[list, list[str]]:
     return models, errors
 
 
+_REGISTRIES: dict = {}  # one discovery per repository and parse set-up, per process
+
+
 class _Resolver:
     """Registered op names -> (file, launcher, schema-to-parameter names), discovered once per root."""
 
@@ -75,9 +78,12 @@ class _Resolver:
     @property
     def registry(self):
         if self._registry is None:
-            from analyzers.frontend.registrations import discover
             spec = self.lm.spec
-            self._registry = discover(self.root, spec.include_dirs, dict(spec.defines), spec.arch)
+            key = (str(self.root.resolve()), tuple(spec.include_dirs), tuple(sorted(spec.defines.items())), spec.arch)
+            if key not in _REGISTRIES:
+                from analyzers.frontend.registrations import discover
+                _REGISTRIES[key] = discover(self.root, spec.include_dirs, dict(spec.defines), spec.arch)
+            self._registry = _REGISTRIES[key]
         return self._registry
 
     def resolve(self, name: str):
@@ -163,7 +169,7 @@ def expand(lm, only_files: set[str] | None = None, root: Path | None = None) -> 
                         errors.append(str(exc))
                         continue
                     name = op.display + (f"({', '.join(f'{a}=None' for a in absent)})" if absent else "")
-                    key = (oi, absent, inst)
+                    key = (oi, absent, _dedup_key(inst))
                     if key not in planned:
                         planned[key] = Planned(oi, name, file, launcher, inst)
                     if m.name not in planned[key].models:
@@ -175,6 +181,26 @@ def expand(lm, only_files: set[str] | None = None, root: Path | None = None) -> 
 
 class _ArgError(Exception):
     pass
+
+
+def _dedup_key(inst: B.Instance) -> B.Instance:
+    """Floating-point arguments are opaque to the engine (rms_norm_eps 1e-5 or 1e-6 verify alike):
+    instances that differ only there are one. Fields used only by them do not split either."""
+    floats = {n for n, a in inst.args if isinstance(a, B.ScalarArg) and a.is_float}
+    if not floats:
+        return inst
+    args = tuple((n, B.ScalarArg(None, True) if n in floats else a) for n, a in inst.args)
+    kept = set()
+    for _, a in args:
+        for e in _exprs_of(a):
+            kept |= B.names(e)
+    return B.Instance(inst.op, inst.file, args, inst.dims, inst.derived, inst.constraints, inst.dtype,
+                      tuple((n, v) for n, v in inst.model_fields if n in kept or not isinstance(v, float)))
+
+
+def _exprs_of(a):
+    from . import _exprs
+    return _exprs(a)
 
 
 def _target(lm, oi, op, resolver, errors):
@@ -270,6 +296,8 @@ def _instance(lm, oi, m, dtype, dims, derived, constraints, user_names, file, la
     op = lm.spec.ops[oi]
     raw_args = (lm.doc.data.get("ops") or [])[oi].get("args") or {}
     used: set[str] = set()
+    # dtype_size: bytes of the instance's dtype (a cache laid out in 16-byte vectors: 16 // dtype_size)
+    env = {**m.fields, "dtype_size": B.DTYPE_SIZES[dtype]}
 
     def expr(value, key, *loc):
         shorthand = not isinstance(raw_args.get(key), dict)
@@ -280,7 +308,7 @@ def _instance(lm, oi, m, dtype, dims, derived, constraints, user_names, file, la
         except B.ExprError as exc:
             raise _ArgError(f"{where}: {exc}") from None
         for name in B.names(e):
-            if name in m.fields:
+            if name in env:
                 used.add(name)
             elif name not in user_names:
                 near = difflib.get_close_matches(name, list(m.fields) + sorted(user_names), n=1, cutoff=0.75)
@@ -288,7 +316,7 @@ def _instance(lm, oi, m, dtype, dims, derived, constraints, user_names, file, la
                 raise _ArgError(f"{where}: ops[{oi}] ({op.display}): '{name}' is not a user dim, a derived dim or a "
                                 f"field of model '{m.name}'{hint}")
         try:
-            return B.substitute(e, m.fields)
+            return B.substitute(e, env)
         except B.ExprError as exc:
             raise _ArgError(f"{where}: {exc} (model '{m.name}')") from None
 
@@ -311,7 +339,7 @@ def _instance(lm, oi, m, dtype, dims, derived, constraints, user_names, file, la
         else:
             v = expr(spec.value, key, "value")
             args.append((name, B.ScalarArg(v, isinstance(v, B.Num) and isinstance(v.value, float))))
-    fields = tuple(sorted((n, m.fields[n]) for n in used))
+    fields = tuple(sorted((n, env[n]) for n in used))
     dims, derived, constraints = _relevant(args, dims, derived, constraints)
     return B.Instance(launcher, file, tuple(args), dims, derived, constraints, dtype, fields)
 
