@@ -71,7 +71,10 @@ def parse_expr(text: str | int | float) -> Expr:
     try:
         tree = ast.parse(str(text).strip(), mode="eval")
     except SyntaxError as exc:
-        raise ExprError(f"cannot parse expression {text!r}: {exc.msg}") from None
+        hint = ""
+        if str(text).count("(") != str(text).count(")"):
+            hint = " (in a YAML list [a, b], quote an expression that has a comma: \"ceil_div(a, b)\")"
+        raise ExprError(f"cannot parse expression {text!r}: {exc.msg}{hint}") from None
     return _convert(tree.body, str(text))
 
 
@@ -216,6 +219,7 @@ class UserDim:
     name: str
     lo: int
     hi: int
+    values: tuple | None = None  # the only values it takes (block_size in {16, 32, 64}); lo/hi are their min/max
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,7 @@ def scan(root: Path, manifest: LoadedManifest, only_files: set[str] | None = Non
     spec = manifest.spec
     opts = options or Options(time_budget_s=spec.options.time_budget_s, query_timeout_ms=spec.options.query_timeout_ms,
                               unroll_max=spec.options.unroll_max, minimal_witness=spec.options.minimal_witness)
-    planned = expand(manifest, only_files)
+    planned = expand(manifest, only_files, root)
     setup = (str(root), tuple(spec.include_dirs), dict(spec.defines), spec.arch, opts)
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(planned)))
     results: list = [None] * len(planned)

@@ -51,7 +51,11 @@ class HostOps:
             self.ctx.symbol(d.name, bv, "user")
             self.ctx.user_terms.append(bv)
             st.assume(z3.And(bv >= d.lo, bv <= d.hi))
-            self.dims[d.name] = IntV(T.INT64, bv, d.lo, d.hi, iv=lia.CURRENT.var(d.name, d.lo, d.hi))
+            iv = lia.CURRENT.var(d.name, d.lo, d.hi)
+            if d.values is not None:
+                # A dim from a set (block_size in {16, 32, 64}): one of them, for both layers.
+                st.assume(lia.CURRENT.register(z3.Or(*[bv == v for v in d.values]), z3.Or(*[iv == v for v in d.values])))
+            self.dims[d.name] = IntV(T.INT64, bv, d.lo, d.hi, iv=iv)
             user_order.append((d.name, bv))
             self.ctx.dim_lo[d.name] = d.lo
         for name, expr in inst.derived:
