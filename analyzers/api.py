@@ -90,6 +90,27 @@ class Workspace:
         """Instances of an op without a binding: symbolic shapes, dtypes and scalars."""
         return zeroconfig.instances(op.program, op.fn, op.file, limits)
 
+    def verify_zero_config(self, op: LoweredOp, options: Options | None = None, name: str = "",
+                           limits: zeroconfig.Limits | None = None) -> InstanceResult:
+        """Verify an op without a binding: every zero-config variant (optional tensors present, and
+        absent), folded into one result whose verdict is the worst of them."""
+        merged = None
+        for label, inst in self.zero_config(op, limits):
+            r = self.verify(op, inst, options, name + (f" ({label})" if label else ""))
+            if merged is None:
+                merged = r
+                continue
+            merged.findings += [f for f in r.findings if f.key() not in {g.key() for g in merged.findings}]
+            merged.inconclusive += r.inconclusive
+            merged.assumptions += [a for a in r.assumptions if a not in merged.assumptions]
+            merged.kernels += [k for k in r.kernels if k not in merged.kernels]
+            merged.seconds += r.seconds
+            merged.queries += r.queries
+            rank = {"bug": 2, "inconclusive": 1, "verified": 0}
+            if rank[r.verdict] > rank[merged.verdict]:
+                merged.verdict = r.verdict
+        return merged
+
     def launchers(self, file: str) -> list[str]:
         unit = self.unit(file)
         return [c.spelling for c in discover.launchers(unit.parsed.tu, unit.parsed.path)]

@@ -61,11 +61,13 @@ class Planned:
     op_name: str
     file: str
     launcher: str
-    instance: B.Instance
+    instance: B.Instance | None  # None: zero-config, built from the op itself
     models: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
+        if self.instance is None:
+            return f"{self.op_name} (zero-config)"
         return f"{self.op_name} [{self.instance.dtype}] for {', '.join(self.models)}"
 
 

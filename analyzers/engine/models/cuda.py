@@ -175,3 +175,54 @@ def cub_scan(interp, st, call, this, args):
             if v is not None:
                 interp.store(st, a.loc, v, call.span)
     return VOID
+
+
+# ---------------------------------------------------------------- runtime API (plain CUDA host code)
+
+
+@model("cudaMalloc", "cudaMallocManaged", "cudaMallocHost", "cudaMallocAsync", "cudaHostAlloc", "malloc",
+       "std::malloc", "cudaMallocFromPoolAsync")
+def device_alloc(interp, st, call, this, args):
+    """A new object of the requested size, stored through the out-pointer (or returned by malloc):
+    plain CUDA host code is an op whose buffer sizes come from its allocations."""
+    from ..events import Sink
+    returns = call.name in ("malloc", "std::malloc")
+    size = args[0] if returns else args[1]
+    if not isinstance(size, IntV):
+        raise PathEnd("stuck", f"{call.name} of a size that is not an integer", call.span)
+    size64 = ints.convert(size, T.INT64, call.span) if size.ty.bits != 64 or size.ty.signed is False else size
+    if size.math is not None:
+        interp.emit_sink(st, Sink(size, "alloc", call.span, interp.stack_spans(st), f"the size of the {call.name}"))
+    kind = "host" if call.name in ("malloc", "std::malloc", "cudaMallocHost", "cudaHostAlloc") else "global"
+    region = interp.new_region(kind, f"{call.name}@{call.span.line}", size64, call.span, align=256)
+    if returns:
+        return PtrV(region, const_int(0, T.INT64), T.VOID)
+    out = args[0]
+    if isinstance(out, PtrV):
+        slot_ty = out.pointee if isinstance(out.pointee, T.PtrType) else T.PtrType(T.VOID)
+        interp.store(st, interp.deref(out, slot_ty, call.span), PtrV(region, const_int(0, T.INT64), slot_ty.pointee),
+                     call.span)
+    return const_int(0, T.strip_ref(call.ty)) if isinstance(T.strip_ref(call.ty), T.IntType) else VOID
+
+
+@model("cudaMemcpy", "cudaMemcpyAsync", "cudaMemset", "cudaMemsetAsync")
+def device_copy(interp, st, call, this, args):
+    """Copies and fills access ``count`` bytes of each buffer: both ends are checked."""
+    count = args[2]
+    if not isinstance(count, IntV):
+        raise PathEnd("stuck", f"{call.name} with a size that is not an integer", call.span)
+    if isinstance(args[0], PtrV):
+        _check_range(interp, st, args[0], count, True, call.span)
+    if call.name.startswith("cudaMemcpy") and isinstance(args[1], PtrV):
+        _check_range(interp, st, args[1], count, False, call.span)
+    return const_int(0, T.strip_ref(call.ty)) if isinstance(T.strip_ref(call.ty), T.IntType) else VOID
+
+
+@model("cudaFree", "cudaFreeHost", "cudaFreeAsync", "free", "std::free", "cudaDeviceSynchronize",
+       "cudaStreamSynchronize", "cudaGetLastError", "cudaPeekAtLastError", "cudaDeviceReset", "cudaSetDevice",
+       "cudaStreamCreate", "cudaStreamDestroy", "cudaEventCreate", "cudaEventRecord", "cudaEventSynchronize",
+       "cudaEventDestroy", "cudaEventElapsedTime")
+def runtime_status(interp, st, call, this, args):
+    """Runtime calls that touch no buffer the checks follow: success (lifetimes are not checked)."""
+    ty = T.strip_ref(call.ty)
+    return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
