@@ -158,7 +158,9 @@ def merge(instances: list[InstanceReport]) -> list[MergedFinding]:
             for model in ir.planned.models:
                 _add(m.models, model)
             _add(m.dtypes, ir.result.dtype)
-    return sorted(merged.values(), key=lambda m: (m.location.file, m.location.line, m.location.col, m.check))
+    # Model-aware findings first: zero-config ones hold only for some shape, and rank below.
+    return sorted(merged.values(), key=lambda m: (m.finding.zero_config, m.location.file, m.location.line,
+                                                  m.location.col, m.check))
 
 
 def _add(xs: list, x) -> None:

@@ -250,7 +250,7 @@ class Context:
                 out[sym.name] = SCALAR_NAMES.get(code, code)
         for name, value in self.model_fields:
             out[f"model.{name}"] = value
-        if self.dtype:
+        if self.dtype and self.dtype != "any":
             out["dtype"] = self.dtype
         if thread is not None:
             for sym in thread.symbols:

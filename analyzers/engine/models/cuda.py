@@ -194,10 +194,13 @@ def device_alloc(interp, st, call, this, args):
     if size.math is not None:
         interp.emit_sink(st, Sink(size, "alloc", call.span, interp.stack_spans(st), f"the size of the {call.name}"))
     kind = "host" if call.name in ("malloc", "std::malloc", "cudaMallocHost", "cudaHostAlloc") else "global"
-    region = interp.new_region(kind, f"{call.name}@{call.span.line}", size64, call.span, align=256)
+    out = None if returns else args[0]
+    # Named after the variable that receives it (cudaMalloc(&d_x, ...) allocates d_x).
+    name = out.region.name if isinstance(out, PtrV) and out.region.kind in ("local", "param") else \
+        f"{call.name} at line {call.span.line}"
+    region = interp.new_region(kind, name, size64, call.span, align=256)
     if returns:
         return PtrV(region, const_int(0, T.INT64), T.VOID)
-    out = args[0]
     if isinstance(out, PtrV):
         slot_ty = out.pointee if isinstance(out.pointee, T.PtrType) else T.PtrType(T.VOID)
         interp.store(st, interp.deref(out, slot_ty, call.span), PtrV(region, const_int(0, T.INT64), slot_ty.pointee),
