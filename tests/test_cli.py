@@ -12,6 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "minivllm"
+FIXTURES = ROOT / "tests" / "fixtures"
 INT_MAX = 2**31 - 1
 
 
@@ -137,11 +138,26 @@ def test_bad_manifest_exits_2_with_file_line(tmp_path):
 
 def test_missing_manifest_and_missing_launcher(tmp_path):
     r = kernelvet("scan", str(tmp_path))
-    assert r.returncode == 2 and "no manifest" in r.stderr
+    assert r.returncode == 2 and "nothing to verify" in r.stderr
     repo = make_repo(tmp_path, CLEAN.replace("void op(", "void other_op("))
     r = kernelvet("scan", str(repo))
     assert r.returncode == 3
     assert "op-error: k.cu: no function named 'op'" in r.stdout
+
+
+def test_without_a_manifest_every_op_runs_in_zero_config_mode(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "saxpy.cu").write_text((FIXTURES / "host" / "saxpy_missing_guard.cu").read_text())
+    r = kernelvet("scan", str(repo), "--format", "json")
+    assert r.returncode == 1, r.stderr
+    assert "zero-config mode" in r.stderr
+    doc = json.loads(r.stdout)
+    [finding] = doc["findings"]
+    assert finding["check"] == "oob" and finding["zero_config"] and finding["location"]["line"] == 14
+    # The witness is a real failing thread: the last block reads past the 1,000,000 floats of d_x.
+    w = finding["witness"]
+    assert (w["blockIdx.x"] * 256 + w["threadIdx.x"]) * 4 >= 4_000_000
 
 
 def test_a_file_that_does_not_parse_still_yields_a_verdict(tmp_path):

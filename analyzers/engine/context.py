@@ -13,6 +13,12 @@ from .solver import Solver, SolverUnknown
 from .values import Counter
 
 
+# Values the engine takes as unconstrained because they come from other threads or from code it
+# does not interpret: a finding that needs one is inconclusive, never a bug on its own.
+UNTRACKED = {"lane": "a value from another lane of the warp", "collective": "the result of a block or warp collective",
+             "atomic": "the old value of an atomic", "asm": "the output of inline assembly"}
+
+
 class BudgetExceeded(Exception):
     pass
 
@@ -21,6 +27,7 @@ class BudgetExceeded(Exception):
 class Options:
     time_budget_s: float = 60.0
     query_timeout_ms: int = 10_000
+    query_rlimit: int = 10_000_000  # z3 resource units per bit-vector query (deterministic)
     unroll_max: int = 16
     max_paths: int = 64
     max_call_depth: int = 24
@@ -46,7 +53,7 @@ class Context:
     zero_config: bool = False
 
     def __post_init__(self):
-        self.solver = Solver(self.options.query_timeout_ms)
+        self.solver = Solver(self.options.query_timeout_ms, self.options.query_rlimit)
         self.lia = lia.Lia()
         lia.use(self.lia)
         self.counter = Counter()
@@ -117,6 +124,8 @@ class Context:
         for kind, name, bounded in finding.value_sources:
             if kind in ("shared", "dynamic_shared"):
                 return f"depends on a value loaded from shared memory `{name}`, which the engine does not track"
+            if kind in UNTRACKED:
+                return f"depends on {UNTRACKED[kind]} ({name}), which the engine does not compute"
             if self.zero_config and kind == "global" and not bounded:
                 return (f"depends on the values of `{name}`, which no binding bounds (give its range in the "
                         "manifest's `values`)")

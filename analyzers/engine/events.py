@@ -41,3 +41,4 @@ class LaunchEvent:
     smem: IntV
     span: N.Span
     stack: tuple
+    max_threads: int | None = None  # the kernel's __launch_bounds__

@@ -441,6 +441,9 @@ class ExprOps:
             loc = self.lvalue(out, st)
             v = fresh_value(T.strip_ref(loc.ty), "asm_output", self.ctx.counter)
             if v is not None:
+                if isinstance(v, IntV):
+                    what = f"inline assembly at {e.span.file}:{e.span.line}"
+                    self.ctx.symbol(what, v.bv, "load", v.ty.signed, ("asm", what, False))
                 self.store(st, loc, v, e.span)
         self.ctx.note(f"inline assembly at {e.span.file}:{e.span.line}: its outputs are taken as unconstrained values")
         return OpaqueV("void")

@@ -274,11 +274,11 @@ class HostOps:
         if smem.math is not None:
             self.emit_sink(st, Sink(smem, "shared-size", e.smem.span if e.smem is not None else e.span, stack,
                                     f"the dynamic shared memory size of {what}"))
+        kernel = self.program.functions.get(e.kernel) if e.kernel else None
         event = LaunchEvent(e.name, tuple(grid.fields[a] for a in "xyz"), tuple(block.fields[a] for a in "xyz"),
-                            smem, e.span, stack)
+                            smem, e.span, stack, kernel.max_threads if kernel is not None else None)
         for check in self.ctx.checks:
             check.on_launch(self.ctx, st, event)
-        kernel = self.program.functions.get(e.kernel) if e.kernel else None
         if kernel is None:
             raise PathEnd("stuck", f"kernel {e.name} has no body in this translation unit", e.span)
         self.run_kernel(kernel, e, st, grid, block, smem, args)
@@ -309,9 +309,10 @@ class HostOps:
             refined[name] = StructV(DIM3, fields)
         b = refined["block"].fields
         machine = {a: ints.machine_int(v) for a, v in b.items()}
+        max_threads = min(kernel.max_threads or 1024, 1024)
         kst.assume(lia.CURRENT.register(
-            z3.ULE(z3.ZeroExt(32, b["x"].bv) * z3.ZeroExt(32, b["y"].bv) * z3.ZeroExt(32, b["z"].bv), 1024),
-            machine["x"] * machine["y"] * machine["z"] <= 1024))
+            z3.ULE(z3.ZeroExt(32, b["x"].bv) * z3.ZeroExt(32, b["y"].bv) * z3.ZeroExt(32, b["z"].bv), max_threads),
+            machine["x"] * machine["y"] * machine["z"] <= max_threads))
         symbols = []
         tid, bid = {}, {}
         for axis in "xyz":

@@ -19,7 +19,9 @@ _ids = itertools.count(1)
 
 
 class Lia:
-    def __init__(self, timeout_ms: int = 500):
+    # Work limits in z3's resource units, not seconds: an answer must not depend on how busy the
+    # machine is. About half a second of arithmetic on an idle core; the wall clock is a backstop.
+    def __init__(self, rlimit: int = 2_000_000, timeout_ms: int = 10_000):
         self.atoms: dict[int, z3.BoolRef] = {}
         self.nonlinear: dict[int, z3.BoolRef] = {}  # used by the second tier only
         self.bounds: dict[str, z3.BoolRef] = {}
@@ -34,6 +36,7 @@ class Lia:
         self.skipped = False
         self.quiet: set[int] = set()  # nonlinear definitions that alone never justify the second tier
         self.timeout_ms = timeout_ms
+        self.rlimit = rlimit
         self.queries = 0
         self.proved = 0
         self.seconds = 0.0
@@ -176,6 +179,7 @@ class Lia:
     def _check(self, logic: str, pc_terms, conds) -> bool:
         s = z3.SolverFor(logic)
         s.set("timeout", self.timeout_ms)
+        s.set("rlimit", self.rlimit)
         for t in pc_terms:
             if not z3.is_true(t):
                 s.add(t)
@@ -194,7 +198,8 @@ class Lia:
         """Values of ``names`` in a model of pc ∧ cond in nonlinear integer arithmetic (products
         exact), or None. A guess for a witness, which the bit-vectors then confirm."""
         s = z3.SolverFor("QF_NIA")
-        s.set("timeout", self.timeout_ms * 2)
+        s.set("timeout", self.timeout_ms)
+        s.set("rlimit", self.rlimit)
         for c in pc:
             t = self.translate(c, nonlinear=True)
             if not z3.is_true(t):
@@ -217,7 +222,8 @@ class Lia:
     def minimize(self, pc, cond: z3.BoolRef, names: list[str]) -> dict | None:
         """The lexicographically smallest values of ``names`` for which pc ∧ cond holds in integers."""
         opt = z3.Optimize()
-        opt.set("timeout", self.timeout_ms * 2)
+        opt.set("timeout", self.timeout_ms)
+        opt.set("rlimit", self.rlimit)
         for c in pc:
             t = self.translate(c)
             if not z3.is_true(t):

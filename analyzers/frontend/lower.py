@@ -14,7 +14,7 @@ import clang.cindex as ci
 
 from ..kir import nodes as N
 from ..kir import types as T
-from . import clangx
+from . import attrs, clangx
 from .includes import SHIM_ROOT
 from .parse import ParsedFile
 from .typemap import TypeMapper, clean_spelling, qualified_name
@@ -207,8 +207,12 @@ class Lowerer:
         display = f"{name}<{', '.join(targs)}>" if targs else name
         if kind == "lambda":
             display = f"lambda in {self._stack[-2] if len(self._stack) > 1 else name}"
+        max_threads = None
+        if kind == "kernel":
+            values = dict(zip(attrs.template_parameter_names(c), targs))
+            max_threads = attrs.launch_bounds(c, {k: v for k, v in values.items() if v.lstrip("-").isdigit()})
         return N.Function(key, name, display, tuple(params), self.types(c.result_type), N.Block(tuple(stmts), span=self.span(body)),
-                          kind, this_type, span=self.span(c))
+                          kind, this_type, span=self.span(c), max_threads=max_threads)
 
     # ------------------------------------------------------------ declarations
 

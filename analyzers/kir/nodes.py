@@ -362,6 +362,7 @@ class Function(Node):
     kind: str  # kernel | device | host | hostdevice | lambda
     this_type: Type | None = None
     span: Span = _span()
+    max_threads: int | None = None  # a kernel's __launch_bounds__
 
 
 @dataclass

@@ -61,6 +61,10 @@ def run(args) -> int:
         files = None
         if zero_config:
             files = sorted(only) if only is not None else _cuda_files(root)
+            if manifest is None and not files:
+                print(f"kernelvet: nothing to verify: {root} has no kernelvet.yaml and no .cu/.cuh files",
+                      file=sys.stderr)
+                return EXIT_USAGE
         report = scan(root, manifest, only, _progress if (args.progress or sys.stderr.isatty()) else None, options,
                       zero_config_files=files)
     except ManifestError as exc:

@@ -24,6 +24,24 @@ def fresh_result(interp, call, name: str = "result"):
     return v
 
 
+def untracked_result(interp, call, origin: str, name: str | None = None):
+    """A value the engine does not compute (another lane's, a collective's, an atomic's old value):
+    any value of its type, remembered so that a finding that depends on it says so instead of
+    standing as a bug."""
+    v = fresh_result(interp, call, name or call.name)
+    _remember(interp, v, origin, f"`{call.name}` at {call.span.file}:{call.span.line}")
+    return v
+
+
+def _remember(interp, v, origin: str, what: str) -> None:
+    from ..values import BoolV, StructV
+    if isinstance(v, IntV):
+        interp.ctx.symbol(f"{what}", v.bv, "load", v.ty.signed, (origin, what, False))
+    elif isinstance(v, StructV):
+        for f in v.fields.values():
+            _remember(interp, f, origin, what)
+
+
 def bounded(interp, call, lo: int, hi: int, name: str):
     ty = T.strip_ref(call.ty)
     return fresh_int(interp.ctx.fresh_name(name), ty, lo, hi)
@@ -48,7 +66,7 @@ def no_effect(interp, st, call, this, args):
        "__mul64hi", "__umul64hi", "__funnelshift_l", "__funnelshift_r", "cub::ShuffleIndex")
 def any_value(interp, st, call, this, args):
     """A value of the right type, otherwise unconstrained (another thread's value, a timer...)."""
-    return fresh_result(interp, call, call.name)
+    return untracked_result(interp, call, "lane")
 
 
 @model("__popc", "__clz", "__ffs")
@@ -111,7 +129,7 @@ def atomic(interp, st, call, this, args):
     loc = interp.deref(ptr, ty, call.span)
     old = interp.load(st, loc, call.span)
     interp.store(st, loc, fresh_value(ty, "atomic", interp.ctx.counter) or old, call.span)
-    return fresh_result(interp, call, "atomic_old")
+    return untracked_result(interp, call, "atomic", "atomic_old")
 
 
 @model("memcpy", "memset", "memmove", "std::memcpy", "std::memset")
@@ -162,7 +180,7 @@ def cub_ctor(interp, st, call, this, args):
 
 @model("cub::BlockReduce::Sum", "cub::BlockReduce::Reduce", "cub::WarpReduce::Sum", "cub::WarpReduce::Reduce")
 def cub_reduce(interp, st, call, this, args):
-    return fresh_result(interp, call, "reduction")
+    return untracked_result(interp, call, "collective", "reduction")
 
 
 @model("cub::BlockScan::ExclusiveSum", "cub::BlockScan::InclusiveSum", "cub::BlockScan::ExclusiveScan",
@@ -173,6 +191,7 @@ def cub_scan(interp, st, call, this, args):
             ty = T.strip_ref(a.loc.ty)
             v = fresh_value(ty, "scan", interp.ctx.counter)
             if v is not None:
+                _remember(interp, v, "collective", f"`{call.name}` at {call.span.file}:{call.span.line}")
                 interp.store(st, a.loc, v, call.span)
     return VOID
 
