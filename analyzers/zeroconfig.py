@@ -81,6 +81,16 @@ def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
             break
     for f in host:
         for node in _walk(f.body):
+            if isinstance(node, N.Call) and node.this is not None and node.name.endswith("operator[]"):
+                # x.sizes()[2]
+                base = _strip(node.this)
+                if isinstance(base, N.Call) and base.name.rsplit("::", 1)[-1] in ("sizes", "strides") \
+                        and base.this is not None and node.args:
+                    u = owner.get(_root_var(base.this))
+                    k = _int_literal(node.args[0])
+                    if u is not None and k is not None:
+                        u.rank = max(u.rank, k + 1)
+                continue
             if isinstance(node, N.Call) and node.this is not None:
                 u = owner.get(_root_var(node.this))
                 method = node.name.rsplit("::", 1)[-1]

@@ -15,7 +15,7 @@ from .context import Symbol
 from .events import LaunchEvent, Sink
 from .memory import PathEnd
 from .state import Frame, State, fresh_value, new_frame_id
-from .values import BoolV, FloatV, IntV, LazyDtype, OpaqueV, OptionalV, PtrV, Region, StructV, TensorV, const_int
+from .values import BoolV, FloatV, FuncV, IntV, LazyDtype, OpaqueV, OptionalV, PtrV, Region, StructV, TensorV, const_int
 
 UINT = T.UINT32
 DIM3 = T.StructType("dim3", (T.Field("x", UINT, 0), T.Field("y", UINT, 4), T.Field("z", UINT, 8)), 12, 4)
@@ -275,6 +275,12 @@ class HostOps:
             self.emit_sink(st, Sink(smem, "shared-size", e.smem.span if e.smem is not None else e.span, stack,
                                     f"the dynamic shared memory size of {what}"))
         kernel = self.program.functions.get(e.kernel) if e.kernel else None
+        if e.target is not None:
+            fn = self.eval(e.target, st)
+            if not isinstance(fn, FuncV) or fn.key not in self.program.functions:
+                raise PathEnd("stuck", f"launch through `{e.name}`, a kernel pointer the engine cannot follow", e.span)
+            kernel = self.program.functions[fn.key]
+            e = N.Launch(fn.key, kernel.display, e.grid, e.block, e.smem, e.stream, e.args, span=e.span)
         event = LaunchEvent(e.name, tuple(grid.fields[a] for a in "xyz"), tuple(block.fields[a] for a in "xyz"),
                             smem, e.span, stack, kernel.max_threads if kernel is not None else None)
         for check in self.ctx.checks:

@@ -718,6 +718,12 @@ class Lowerer:
         args = tuple(self.expr(a) for a in c.get_arguments())
         if kernel is None or kernel.kind.is_invalid():
             return N.Unsupported("launch of an unresolved kernel", T.VOID, span=sp)
+        if kernel.kind in (CK.VAR_DECL, CK.PARM_DECL, CK.FIELD_DECL):
+            # kernel<<<...>>>(...) through a pointer (auto kernel = cond ? k<1> : k<2>): the engine
+            # reads which kernel it holds on each path.
+            callee = _unwrap(list(c.get_children())[0])
+            return N.Launch(None, kernel.spelling, cfg_args[0], cfg_args[1], cfg_args[2], cfg_args[3], args,
+                            target=self.expr(callee), span=sp)
         key = self.function(kernel)
         name = self.function_name(kernel)
         targs = self.template_args(kernel)

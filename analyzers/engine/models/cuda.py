@@ -12,6 +12,7 @@ from ..values import FloatV, IntV, OpaqueV, PtrV, RefV, const_int, fresh_int
 from . import model
 
 VOID = OpaqueV("void")
+FUNC_ATTR_MAX_DYNAMIC_SMEM = 8  # cudaFuncAttributeMaxDynamicSharedMemorySize
 
 
 def fresh_result(interp, call, name: str = "result"):
@@ -246,5 +247,35 @@ def device_copy(interp, st, call, this, args):
        "cudaEventDestroy", "cudaEventElapsedTime")
 def runtime_status(interp, st, call, this, args):
     """Runtime calls that touch no buffer the checks follow: success (lifetimes are not checked)."""
+    ty = T.strip_ref(call.ty)
+    return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
+
+
+@model("cudaDeviceGetAttribute", "cudaGetDevice", "cudaGetDeviceCount", "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+       "cuDeviceGetAttribute")
+def runtime_query(interp, st, call, this, args):
+    """Device queries written through an int pointer: a positive value (SM counts, shared memory
+    limits, occupancy), unconstrained otherwise. The device index is 0."""
+    out = args[0]
+    if isinstance(out, PtrV):
+        ty = out.pointee if isinstance(out.pointee, T.IntType) else T.INT32
+        lo = 0 if call.name in ("cudaGetDevice", "cudaOccupancyMaxActiveBlocksPerMultiprocessor") else 1
+        hi = 0 if call.name == "cudaGetDevice" else (1 << 20)
+        v = _assume_range(st, fresh_int(interp.ctx.fresh_name(call.name), ty, lo, hi), lo, hi)
+        interp.ctx.symbol(f"`{call.name}` at {call.span.file}:{call.span.line}", v.bv, "host", ty.signed)
+        interp.store(st, interp.deref(out, ty, call.span), v, call.span)
+    ty = T.strip_ref(call.ty)
+    return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
+
+
+@model("cudaFuncSetAttribute", "cudaFuncSetCacheConfig", "cudaFuncSetSharedMemConfig", "cudaStreamWaitEvent",
+       "cudaLaunchHostFunc", "cudaProfilerStart", "cudaProfilerStop")
+def runtime_setting(interp, st, call, this, args):
+    if call.name == "cudaFuncSetAttribute" and len(args) >= 3 and isinstance(args[1], IntV) \
+            and args[1].concrete() == FUNC_ATTR_MAX_DYNAMIC_SMEM:
+        # The kernel opts in to more dynamic shared memory than the default 48 KiB.
+        from ...checks.launch import MAX_SMEM_OPTIN
+        value = args[2].concrete() if isinstance(args[2], IntV) else None
+        interp.ctx.smem_limit = min(value, MAX_SMEM_OPTIN) if value is not None else MAX_SMEM_OPTIN
     ty = T.strip_ref(call.ty)
     return const_int(0, ty) if isinstance(ty, T.IntType) else VOID

@@ -70,3 +70,16 @@ def opt_ctor(interp, st, call, this, args):
 @model("std::optional::operator=")
 def opt_assign(interp, st, call, this, args):
     return fresh_result(interp, call)
+
+
+@model("std::forward", "std::move", "std::as_const")
+def forward(interp, st, call, this, args):
+    """Casts: the argument itself (a reference stays the reference)."""
+    return args[0]
+
+
+@model("std::operator==", "std::operator!=", "std::operator<", "std::basic_string::compare",
+       "std::basic_string::empty", "std::basic_string_view::compare", "std::basic_string_view::empty")
+def string_compare(interp, st, call, this, args):
+    """Comparisons of host strings (``kv_cache_dtype == "auto"``): either outcome; both are explored."""
+    return fresh_result(interp, call, "string_comparison")
