@@ -91,7 +91,10 @@ class BoundsCheck(Check):
         size = value_of(model, region.size)
         action = "write" if ev.write else "read"
         where = "before the start" if at < 0 else "past the end"
-        msg = (f"{action} of {ev.size} bytes at byte offset {at} of `{region.name}` ({size} bytes, {WHAT[check]}), "
+        what = WHAT[check]
+        if region.kind == "dynamic_shared" and region.span is not None:
+            what = f"dynamic shared memory, the size the launch at {region.span.file}:{region.span.line} gives"
+        msg = (f"{action} of {ev.size} bytes at byte offset {at} of `{region.name}` ({size} bytes, {what}), "
                f"{where}: `{ev.span.text}`")
         finding = make_finding(ctx, st, check, msg, ev.span, model, cond, expression=ev.span, trace=list(ev.stack))
         ctx.report(finding)
