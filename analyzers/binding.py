@@ -224,6 +224,7 @@ class TensorArg:
     dtype: str
     strides: tuple | None = None  # Expr per dimension, None: contiguous
     values: tuple | None = None  # (lo, hi) Exprs bounding every element (index tensors)
+    optional: bool = False  # an optional tensor that may also be absent: both are verified
 
 
 @dataclass(frozen=True)

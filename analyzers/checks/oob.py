@@ -36,6 +36,36 @@ def _same_cause(ctx, st, cond, ev, key) -> bool:
 class BoundsCheck(Check):
     id = "oob"
 
+    def __init__(self):
+        self.null_findings: dict = {}  # (kernel, null object) -> finding
+
+    def _null(self, ctx, st, ev, key) -> None:
+        """A dereference of a null pointer. One report per null pointer and kernel (the ``nullptr``
+        a launcher passes, an absent optional): its other dereferences are listed with it."""
+        region = ev.region
+        cond = ev.guard if ev.guard is not None else z3.BoolVal(True)
+        model = ctx.find_model(st.pc, cond, ev.span)
+        if model is None:
+            return
+        ctx.mark(key)
+        first = self.null_findings.get((ctx.kernel, region.id))
+        if first is not None:
+            if ev.span != first.location and ev.span not in first.related:
+                first.related.append(ev.span)
+            return
+        guard_i = ctx.lia.translate(ev.guard) if ev.guard is not None else z3.BoolVal(True)
+        model = ctx.minimal(st.pc, cond, guard_i, model)
+        action = "write through" if ev.write else "read through"
+        origin = ""
+        if region.span is not None and region.span.file:
+            origin = f"; the pointer is {region.name} at {region.span.file}:{region.span.line}"
+            if region.span.text and region.name == "nullptr" and region.span.text != "nullptr":
+                origin += f" (`{region.span.text}`)"
+        finding = make_finding(ctx, st, "null-deref", f"{action} a null pointer: `{ev.span.text}`{origin}", ev.span,
+                               model, cond, expression=ev.span, trace=list(ev.stack))
+        ctx.report(finding)
+        self.null_findings[(ctx.kernel, region.id)] = finding
+
     def on_access(self, ctx, st, ev) -> None:
         region = ev.region
         check = CHECK_OF_REGION.get(region.kind, "oob")
@@ -43,16 +73,7 @@ class BoundsCheck(Check):
         if key in ctx.reported:
             return
         if check == "null-deref":
-            cond = ev.guard if ev.guard is not None else z3.BoolVal(True)
-            model = ctx.find_model(st.pc, cond, ev.span)
-            if model is None:
-                return
-            ctx.mark(key)
-            guard_i = ctx.lia.translate(ev.guard) if ev.guard is not None else z3.BoolVal(True)
-            model = ctx.minimal(st.pc, cond, guard_i, model)
-            action = "write to" if ev.write else "read from"
-            ctx.report(make_finding(ctx, st, check, f"{action} a null pointer: `{ev.span.text}`", ev.span, model, cond,
-                                    expression=ev.span, trace=list(ev.stack)))
+            self._null(ctx, st, ev, key)
             return
         off = ev.off
         if off.lo >= 0 and off.hi + ev.size <= region.size_lo:

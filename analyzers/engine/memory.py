@@ -102,13 +102,28 @@ class MemoryOps:
     def load(self, st: State, loc, span: N.Span) -> Val:
         if isinstance(loc, MultiLoc):
             value = None
-            for c, sub in loc.alts:
+            for c, sub in self._live_alternatives(st, loc, False, span):
                 guarded = st.fork(c)
                 v = self._load_one(guarded, sub, span, c)
                 st.pc = st.pc + guarded.pc[len(st.pc) + 1:]  # keep the value constraints of the load
                 value = v if value is None else (merge_values(c, v, value) or v)
             return value
         return self._load_one(st, loc, span, None)
+
+    def _live_alternatives(self, st: State, loc: MultiLoc, write: bool, span: N.Span) -> list:
+        """The alternatives of a pointer that may name several objects, less the null ones: a null
+        alternative is checked (null-deref, under its condition) and the path goes on where it does
+        not hold, as after any reported access. All null: the path ends."""
+        live = []
+        for c, sub in loc.alts:
+            if sub.region.kind == "null":
+                self.emit_access(st, sub, max(T.strip_ref(sub.ty).size, 1), write, span, c)
+                st.assume(z3.Not(c))
+            else:
+                live.append((c, sub))
+        if not live:
+            raise PathEnd("abort", "null dereference", span, kind="null")
+        return live
 
     def _load_one(self, st: State, loc: Loc, span: N.Span, guard) -> Val:
         ty = T.strip_ref(loc.ty)
@@ -123,7 +138,7 @@ class MemoryOps:
 
     def store(self, st: State, loc, value: Val, span: N.Span) -> None:
         if isinstance(loc, MultiLoc):
-            for c, sub in loc.alts:
+            for c, sub in self._live_alternatives(st, loc, True, span):
                 if sub.region.tracked:
                     old = self._load_tracked(st, sub.region, sub.off, sub.ty, span)
                     self.emit_access(st, sub, max(T.strip_ref(sub.ty).size, 1), True, span, c)

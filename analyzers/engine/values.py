@@ -138,6 +138,7 @@ class TensorV(Val):
 class OptionalV(Val):
     value: Val | None
     name: str = ""
+    present: z3.BoolRef | None = None  # symbolic presence (the binding says the argument may be absent)
 
 
 @dataclass(frozen=True, eq=False)
