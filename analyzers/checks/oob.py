@@ -75,6 +75,54 @@ class BoundsCheck(Check):
         if check == "null-deref":
             self._null(ctx, st, ev, key)
             return
+        self._object(ctx, st, ev, check, key)
+        if ev.within is not None and key not in ctx.reported:
+            self._dimension(ctx, st, ev, check, key)
+
+    def _dimension(self, ctx, st, ev, check, key) -> None:
+        """An index into a row of a multi-dimensional array (or an array member) stays in that row:
+        ``acc[r][c]`` with ``c`` past the row's end is a bug even where the byte offset is still
+        inside the object (it reads or writes a neighbouring row)."""
+        region = ev.region
+        base, count, esize = ev.within
+        off = ev.off
+        extent = count * esize
+        if base.concrete() is not None and off.lo >= base.lo and off.hi + ev.size <= base.lo + extent:
+            return
+        oi, bi = ints.I(off), ints.I(base)
+        guard_i = [ctx.lia.translate(ev.guard)] if ev.guard is not None else []
+        cond_i = z3.And(z3.Or(oi < bi, oi + ev.size > bi + extent), *guard_i)
+        if ctx.excluded(st.pc, cond_i):
+            return
+        cond = z3.Or(off.bv < base.bv, off.bv + ev.size > base.bv + extent)
+        if ev.guard is not None:
+            cond = z3.And(ev.guard, cond)
+        if _same_cause(ctx, st, cond, ev, key):
+            return
+        model = ctx.find_model(st.pc, cond, ev.span)
+        if model is None:
+            return
+        ctx.mark(key)
+        model = ctx.minimal(st.pc, cond, cond_i, model)
+        st.assume(ctx.lia.register(z3.Not(cond), z3.Not(cond_i)))
+        summary = depends_on_summary(ctx, cond)
+        if summary is not None:
+            ctx.stuck("imprecise-loop", f"a possible out-of-bounds index `{ev.span.text}` depends on {summary}, "
+                      "which the loop summary cannot bound", ev.span)
+            return
+        at = value_of(model, off.bv)
+        index = (at - value_of(model, base.bv)) // esize
+        action = "write" if ev.write else "read"
+        msg = (f"{action} of `{ev.span.text}` with index {index} into a dimension of {count} elements of "
+               f"`{region.name}` ({WHAT[check]}): byte offset {at} is inside the object, in a neighbouring row "
+               f"or member")
+        finding = make_finding(ctx, st, check, msg, ev.span, model, cond, expression=ev.span, trace=list(ev.stack))
+        ctx.report(finding)
+        ctx.witnesses.append((ctx.kernel, finding, model))
+
+    def _object(self, ctx, st, ev, check, key) -> None:
+        """The access stays inside its object, in bytes with the access size."""
+        region = ev.region
         off = ev.off
         if off.lo >= 0 and off.hi + ev.size <= region.size_lo:
             return  # in bounds for every value the interval allows

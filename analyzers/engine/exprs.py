@@ -66,15 +66,23 @@ class ExprOps:
                 base = self.lvalue(e.base, st)
             return self.field_loc(base, e.field, e.span)
         if isinstance(e, N.Index):
-            bt = T.strip_ref(e.base.ty)
+            arr = e.base
+            if isinstance(arr, N.Cast) and arr.kind == "decay" and isinstance(T.strip_ref(arr.operand.ty), T.ArrayType):
+                arr = arr.operand  # the array itself: its row's extent is known
+            bt = T.strip_ref(arr.ty)
             idx = self.eval(e.index, st)
             if not isinstance(idx, IntV):
                 raise PathEnd("stuck", "index that is not an integer", e.span)
             if isinstance(bt, T.ArrayType):
-                base = self.lvalue(e.base, st)
+                base = self.lvalue(arr, st)
                 ptr = _loc_ptr(base, bt.elem)
-            else:
-                ptr = self.eval(e.base, st)
+                loc = self.deref(self.ptr_add(ptr, idx, e.span, self.stack_spans(st)), e.ty, e.span)
+                if bt.count and isinstance(loc, Loc) and isinstance(base, Loc) and isinstance(arr, (N.Index, N.Member)):
+                    # A row of a 2-D array, an array member of a struct: an access is checked
+                    # against the sub-array too, not only against the whole object.
+                    loc = Loc(loc.region, loc.off, loc.ty, (base.off, bt.count, max(bt.elem.size, 1)))
+                return loc
+            ptr = self.eval(e.base, st)
             return self.deref(self.ptr_add(ptr, idx, e.span, self.stack_spans(st)), e.ty, e.span)
         if isinstance(e, N.Deref):
             return self.deref(self.eval(e.operand, st), e.ty, e.span)

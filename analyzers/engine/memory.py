@@ -89,13 +89,15 @@ class MemoryOps:
 
     def emit_access(self, st: State, loc: Loc, size: int, write: bool, span: N.Span, guard=None) -> None:
         region = loc.region
+        within = getattr(loc, "within", None)
         if region.tracked and region.kind in ("local", "param"):
             c = loc.off.concrete()
             sz = region.size_concrete
-            if c is not None and sz is not None and 0 <= c and c + size <= sz:
+            if c is not None and sz is not None and 0 <= c and c + size <= sz and _inside(within, c, size):
                 return
         vec = isinstance(T.strip_ref(loc.ty), T.StructType) and size in (8, 16) and region.kind != "param"
-        ev = Access(region, loc.off, size, write, span, self.stack_spans(st), guard, vec, T.strip_ref(loc.ty).align)
+        ev = Access(region, loc.off, size, write, span, self.stack_spans(st), guard, vec, T.strip_ref(loc.ty).align,
+                    within)
         for check in self.ctx.checks:
             check.on_access(self.ctx, st, ev)
 
@@ -263,6 +265,14 @@ def index_to_int64(idx: IntV, span: N.Span, stack=()) -> IntV:
         return IntV(T.INT64, idx.bv, T.INT64.min, T.INT64.max, idx.math, idx.sites, None,
                     lia.CURRENT.bounded(idx.bv, T.INT64.min, T.INT64.max))
     return ints.convert(idx, T.INT64, span, stack)
+
+
+def _inside(within, c: int, size: int) -> bool:
+    """A concrete access inside the sub-array it indexes (True when there is none)."""
+    if within is None:
+        return True
+    lo = within[0].concrete()
+    return lo is not None and lo <= c and c + size <= lo + within[1] * within[2]
 
 
 def _elem_size(ty: T.Type) -> int:

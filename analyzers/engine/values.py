@@ -172,6 +172,7 @@ class Loc:
     region: Region
     off: IntV
     ty: T.Type
+    within: tuple | None = None  # (byte offset IntV, count, element size): the sub-array indexed (a row of a 2-D array)
 
 
 @dataclass(frozen=True, eq=False)

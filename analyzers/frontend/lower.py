@@ -304,6 +304,10 @@ class Lowerer:
             self._local_statics[_ident(d)] = v
             self.program.globals.setdefault(f"{v.name}#{v.id}", v)
             return N.Decl(v, self.expr(init) if init is not None else None, span=self.span(d))
+        if v.storage in ("shared", "extern_shared"):
+            # A function-local __shared__ array: its uses name this declaration, of this template
+            # instantiation (a global by name would be one object, one size, for all of them).
+            self._local_statics[_ident(d)] = v
         init = clangx.var_initializer(d)
         return N.Decl(v, self.expr(init) if init is not None else None, span=self.span(d))
 
