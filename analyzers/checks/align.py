@@ -107,11 +107,12 @@ class AlignmentCheck(Check):
         if need <= 1 or need & (need - 1):
             return
         if need > region.align:
-            # A local object is as aligned as its declared type (and usually lives in registers):
-            # an access wider than that cannot be decided from the base.
-            if region.kind != "local":
-                ctx.note(f"`{ev.span.text}` needs {need}-byte alignment, more than the "
-                         f"{region.align} bytes known of `{region.name}`'s base: not checked")
+            # The object is only guaranteed its declared alignment; whether the access faults
+            # depends on where the compiler puts it (registers, or local memory at that alignment).
+            ctx.stuck("unknown-alignment", f"`{ev.span.text}` accesses `{region.name}` as a type that needs {need}-byte "
+                      f"alignment, but the object is only guaranteed {region.align} (give it a type aligned to {need}, "
+                      "e.g. a struct declared alignas or a union with uint4)",
+                      ev.span)
             return
         bits = need.bit_length() - 1
         off = ev.off

@@ -93,7 +93,9 @@ class MemoryOps:
         if region.tracked and region.kind in ("local", "param"):
             c = loc.off.concrete()
             sz = region.size_concrete
-            if c is not None and sz is not None and 0 <= c and c + size <= sz and _inside(within, c, size):
+            need = min(T.strip_ref(loc.ty).align, 16)
+            if c is not None and sz is not None and 0 <= c and c + size <= sz and _inside(within, c, size) \
+                    and (region.kind == "param" or (c % max(need, 1) == 0 and need <= region.align)):
                 return
         vec = isinstance(T.strip_ref(loc.ty), T.StructType) and size in (8, 16) and region.kind != "param"
         ev = Access(region, loc.off, size, write, span, self.stack_spans(st), guard, vec, T.strip_ref(loc.ty).align,
