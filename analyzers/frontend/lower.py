@@ -109,7 +109,11 @@ class Lowerer:
             if kind == ci.TemplateArgumentKind.TYPE:
                 out.append(clean_spelling(c.get_template_argument_type(i).get_canonical().spelling))
             elif kind == ci.TemplateArgumentKind.INTEGRAL:
-                out.append(str(c.get_template_argument_value(i)))
+                value = c.get_template_argument_value(i)
+                if value == -1 and c.get_template_argument_unsigned_value(i) == 1:
+                    out.append("true")  # a bool argument: one bit, which reads as -1 when signed
+                else:
+                    out.append(str(value))
             else:
                 out.append("?")
         return tuple(out)
