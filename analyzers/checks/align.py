@@ -71,6 +71,9 @@ def _zero_bits(t: z3.ExprRef, cap: int, memo: dict) -> int:
         return min(sum(known_zero_bits(c, cap, memo) for c in kids), cap)
     if k == z3.Z3_OP_BSHL and z3.is_bv_value(kids[1]):
         return min(known_zero_bits(kids[0], cap, memo) + kids[1].as_long(), cap)
+    if k == z3.Z3_OP_BNOT and z3.is_bv_value(kids[0]):
+        v = ~kids[0].as_long() & ((1 << t.size()) - 1)
+        return cap if v == 0 else min((v & -v).bit_length() - 1, cap)
     if k == z3.Z3_OP_BAND:
         return max(known_zero_bits(c, cap, memo) for c in kids)
     if k in (z3.Z3_OP_BOR, z3.Z3_OP_BXOR):
@@ -116,8 +119,11 @@ class AlignmentCheck(Check):
             return
         bits = need.bit_length() - 1
         off = ev.off
-        if known_zero_bits(off.bv, bits) >= bits:
-            return
+        try:
+            if known_zero_bits(off.bv, bits) >= bits:
+                return
+        except RecursionError:
+            pass  # a very deep term: the solver decides
         c = off.concrete()
         if c is not None and c % need == 0:
             return
