@@ -228,6 +228,7 @@ class TensorArg:
     dtype: str
     strides: tuple | None = None  # Expr per dimension, None: contiguous
     values: tuple | None = None  # (lo, hi) Exprs bounding every element (index tensors)
+    optional: bool = False  # an optional tensor that may also be absent: both are verified
     # Zero-config: the op never reads this tensor's shape, so only its caller knows how large it is;
     # accesses are checked for negative offsets only (an assumption the result names).
     unchecked: bool = False

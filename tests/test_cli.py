@@ -36,6 +36,7 @@ def test_example_reports_exactly_the_planted_bugs(example_report):
     assert set(by_place(example_report)) == {
         ("csrc/layernorm_kernels.cu", 70, "narrowing"),  # 32-bit row offset, first loop
         ("csrc/layernorm_kernels.cu", 88, "narrowing"),  # 32-bit row offset, second loop
+        ("csrc/activation_kernels.cu", 56, "misaligned"),  # rows of odd length start off 16 bytes (JAIS only)
         ("csrc/activation_kernels.cu", 57, "oob"),  # vector tail past the row (JAIS only)
         ("csrc/quant_kernels.cu", 37, "oob"),  # missing token guard in the last block
         ("csrc/quant_kernels.cu", 55, "narrowing"),  # int num_elems = input.numel()
@@ -66,6 +67,18 @@ def test_vector_tail_witness_reads_past_the_tensor(example_report):
     token = w["blockIdx.x"]
     first = (token * 2 * d + d + i * 8) * 4  # byte offset of y's vector i (8 floats)
     assert first + 32 > w["num_tokens"] * 2 * d * 4
+
+
+def test_misaligned_witness_starts_a_row_off_16_bytes(example_report):
+    f = by_place(example_report)[("csrc/activation_kernels.cu", 56, "misaligned")]
+    w = f["witness"]
+    assert f["models"] == ["jais-13b"]
+    d = w["model.intermediate_size"]
+    i = next(v for k, v in w.items() if k.startswith("i (loop"))
+    elem = {"float32": 4, "float16": 2, "bfloat16": 2}[w["dtype"]]
+    assert w["blockIdx.x"] < w["num_tokens"]
+    assert ((w["blockIdx.x"] * 2 * d + i * 8) * elem) % 16 != 0  # the address of x's vector i
+    assert {r["line"] for r in f["related"]} >= {57}
 
 
 def test_token_guard_witness_runs_past_the_last_token(example_report):

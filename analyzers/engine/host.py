@@ -107,12 +107,18 @@ class HostOps:
         if kind == "tensor":
             if not isinstance(arg, B.TensorArg):
                 raise BindingError(f"argument '{p.name}' of {fn.display} is a tensor: the binding must give its shape")
+            if arg.optional:
+                raise BindingError(f"argument '{p.name}' of {fn.display} is not an optional tensor: 'optional' needs "
+                                   "std::optional<Tensor>")
             return self.make_tensor(p.name, arg, st, p.span)
         if kind == "optional":
             if arg is None or isinstance(arg, B.AbsentArg):
                 return OptionalV(None, p.name)
             if isinstance(arg, B.TensorArg):
-                return OptionalV(self.make_tensor(p.name, arg, st, p.span), p.name)
+                present = None
+                if arg.optional:  # present or absent: both are explored, under a symbol of the witness
+                    present = self.ctx.symbol(f"{p.name}.has_value()", z3.Bool(self.ctx.fresh_name(f"{p.name}_present")), "user")
+                return OptionalV(self.make_tensor(p.name, arg, st, p.span), p.name, present)
             raise BindingError(f"argument '{p.name}' of {fn.display} is an optional tensor: give a shape or 'absent'")
         if isinstance(ty, (T.IntType, T.BoolType)):
             if isinstance(arg, B.ScalarArg) and arg.value is not None:
@@ -131,6 +137,8 @@ class HostOps:
                 if isinstance(v, IntV):
                     self.ctx.symbol(p.name, v.bv, "user", ty.signed)
                     self.ctx.note(f"argument '{p.name}' is unbound: any value of {ty.name}")
+                elif isinstance(v, BoolV):
+                    self.ctx.symbol(p.name, v.term, "user")
                 return v
             raise BindingError(f"argument '{p.name}' of {fn.display} is a scalar: give a value expression")
         if isinstance(ty, T.FloatType):

@@ -152,6 +152,7 @@ class LazyDtype:
 class OptionalV(Val):
     value: Val | None
     name: str = ""
+    present: z3.BoolRef | None = None  # symbolic presence (the binding says the argument may be absent)
 
 
 @dataclass(frozen=True, eq=False)
@@ -185,6 +186,7 @@ class Loc:
     region: Region
     off: IntV
     ty: T.Type
+    within: tuple | None = None  # (byte offset IntV, count, element size): the sub-array indexed (a row of a 2-D array)
 
 
 @dataclass(frozen=True, eq=False)

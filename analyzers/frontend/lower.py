@@ -109,7 +109,11 @@ class Lowerer:
             if kind == ci.TemplateArgumentKind.TYPE:
                 out.append(clean_spelling(c.get_template_argument_type(i).get_canonical().spelling))
             elif kind == ci.TemplateArgumentKind.INTEGRAL:
-                out.append(str(c.get_template_argument_value(i)))
+                value = c.get_template_argument_value(i)
+                if value == -1 and c.get_template_argument_unsigned_value(i) == 1:
+                    out.append("true")  # a bool argument: one bit, which reads as -1 when signed
+                else:
+                    out.append(str(value))
             else:
                 out.append("?")
         return tuple(out)
@@ -308,6 +312,10 @@ class Lowerer:
             self._local_statics[_ident(d)] = v
             self.program.globals.setdefault(f"{v.name}#{v.id}", v)
             return N.Decl(v, self.expr(init) if init is not None else None, span=self.span(d))
+        if v.storage in ("shared", "extern_shared"):
+            # A function-local __shared__ array: its uses name this declaration, of this template
+            # instantiation (a global by name would be one object, one size, for all of them).
+            self._local_statics[_ident(d)] = v
         init = clangx.var_initializer(d)
         return N.Decl(v, self.expr(init) if init is not None else None, span=self.span(d))
 
@@ -630,7 +638,7 @@ class Lowerer:
             if cfg.kind == CK.CALL_EXPR and cfg.spelling in _CONFIG_CALLS:
                 return self.launch(c, cfg, sp)
         args_c = list(c.get_arguments())
-        if c.spelling in ("cudaLaunchKernelEx", "cudaLaunchKernel", "cudaLaunchCooperativeKernel"):
+        if c.spelling == "cudaLaunchKernelEx":
             return self.runtime_launch(c, args_c, sp)
         if ref is None or ref.kind.is_invalid():
             return N.Unsupported("call to an unresolved function", ty, span=sp)
@@ -667,48 +675,37 @@ class Lowerer:
         return N.Call(name, key, args, ty, this, None, targs, ptypes, span=sp)
 
     def runtime_launch(self, c: ci.Cursor, args_c: list, sp: N.Span) -> N.Expr:
-        """``cudaLaunchKernelEx(&config, kernel, args...)`` and ``cudaLaunchKernel(kernel, grid,
-        block, args_array, smem, stream)`` as launches, like ``<<<>>>``."""
-        if c.spelling == "cudaLaunchKernelEx":
-            if len(args_c) < 2:
-                return N.Unsupported("cudaLaunchKernelEx without a kernel", T.VOID, span=sp)
-            kernel = _kernel_of(args_c[1])
-            if kernel is None:
-                return N.Unsupported("cudaLaunchKernelEx of a kernel the engine cannot name", T.VOID, span=sp)
-            cfg = self.expr(args_c[0])
-            cfg_ty = T.strip_ref(cfg.ty)
-            st = cfg_ty.pointee if isinstance(cfg_ty, T.PtrType) else cfg_ty
-            arrow = isinstance(cfg_ty, T.PtrType)
-            fields = {f.name: f.type for f in getattr(st, "fields", ())}
-            if not {"gridDim", "blockDim"} <= fields.keys():
-                return N.Unsupported("cudaLaunchKernelEx with a configuration the engine cannot read", T.VOID, span=sp)
+        """``cudaLaunchKernelEx(&config, kernel, args...)`` as a launch, like ``<<<>>>``: its
+        arguments are typed C++ arguments (``cudaLaunchKernel``'s argument array is read by its
+        model instead)."""
+        if len(args_c) < 2:
+            return N.Unsupported("cudaLaunchKernelEx without a kernel", T.VOID, span=sp)
+        kernel = _kernel_of(args_c[1])
+        if kernel is None:
+            return N.Unsupported("cudaLaunchKernelEx of a kernel the engine cannot name", T.VOID, span=sp)
+        cfg = self.expr(args_c[0])
+        cfg_ty = T.strip_ref(cfg.ty)
+        st = cfg_ty.pointee if isinstance(cfg_ty, T.PtrType) else cfg_ty
+        arrow = isinstance(cfg_ty, T.PtrType)
+        fields = {f.name: f.type for f in getattr(st, "fields", ())}
+        if not {"gridDim", "blockDim"} <= fields.keys():
+            return N.Unsupported("cudaLaunchKernelEx with a configuration the engine cannot read", T.VOID, span=sp)
 
-            def member(name):
-                return N.Member(cfg, name, arrow, fields[name], span=sp)
-            smem = member("dynamicSmemBytes") if "dynamicSmemBytes" in fields else N.IntLit(0, T.SIZE_T, span=sp)
-            grid, block, kargs = member("gridDim"), member("blockDim"), args_c[2:]
-        else:
-            if len(args_c) < 4:
-                return N.Unsupported(f"{c.spelling} with too few arguments", T.VOID, span=sp)
-            kernel = _kernel_of(args_c[0])
-            kargs = _array_elements(args_c[3])
-            if kernel is None or kargs is None:
-                return N.Unsupported(f"{c.spelling} of a kernel or argument array the engine cannot read", T.VOID,
-                                     span=sp)
-            grid, block = self.expr(args_c[1]), self.expr(args_c[2])
-            smem = self.expr(args_c[4]) if len(args_c) > 4 else N.IntLit(0, T.SIZE_T, span=sp)
+        def member(name):
+            return N.Member(cfg, name, arrow, fields[name], span=sp)
+        smem = member("dynamicSmemBytes") if "dynamicSmemBytes" in fields else N.IntLit(0, T.SIZE_T, span=sp)
         key = self.function(kernel)
         name = self.function_name(kernel)
         targs = self.template_args(kernel)
         display = f"{name}<{', '.join(targs)}>" if targs else name
         params = [p for p in (kernel.get_definition() or kernel).get_children() if p.kind == CK.PARM_DECL]
         args = []
-        for a, p in zip(kargs, params):
+        for a, p in zip(args_c[2:], params):
             e = self.expr(a)
             pty = self.types(p.type)
             # The runtime converts each argument to the kernel's parameter type, as a call would.
             args.append(e if _same_type(T.strip_ref(e.ty), pty) else N.Cast("implicit", e, pty, span=e.span))
-        return N.Launch(key, display, grid, block, smem, None, tuple(args), span=sp)
+        return N.Launch(key, display, member("gridDim"), member("blockDim"), smem, None, tuple(args), span=sp)
 
     def launch(self, c: ci.Cursor, cfg: ci.Cursor, sp: N.Span) -> N.Expr:
         kernel = c.referenced
@@ -756,36 +753,6 @@ def _kernel_of(c: ci.Cursor | None) -> ci.Cursor | None:
             return None
         return None
     return None
-
-
-def _array_elements(c: ci.Cursor) -> list[ci.Cursor] | None:
-    """The elements of ``void* args[] = {&a, &b}`` that a ``cudaLaunchKernel`` argument array names."""
-    c = _unwrap(c)
-    while c.kind in (CK.CSTYLE_CAST_EXPR, CK.CXX_STATIC_CAST_EXPR, CK.CXX_REINTERPRET_CAST_EXPR, CK.PAREN_EXPR):
-        kids = [k for k in c.get_children() if k.kind.is_expression()]
-        if not kids:
-            return None
-        c = _unwrap(kids[-1])
-    if c.kind != CK.DECL_REF_EXPR or c.referenced is None or c.referenced.kind != CK.VAR_DECL:
-        return None
-    inits = [k for k in c.referenced.get_children() if k.kind == CK.INIT_LIST_EXPR]
-    if not inits:
-        return None
-    out = []
-    for e in inits[0].get_children():
-        e = _unwrap(e)
-        while e.kind in (CK.CSTYLE_CAST_EXPR, CK.CXX_STATIC_CAST_EXPR, CK.CXX_REINTERPRET_CAST_EXPR, CK.PAREN_EXPR):
-            kids = [k for k in e.get_children() if k.kind.is_expression()]
-            e = _unwrap(kids[-1]) if kids else e
-            if not kids:
-                break
-        if e.kind == CK.UNARY_OPERATOR:
-            kids = [k for k in e.get_children() if k.kind.is_expression()]
-            if len(kids) == 1:
-                out.append(kids[0])
-                continue
-        return None
-    return out
 
 
 def _same_type(a: T.Type, b: T.Type) -> bool:

@@ -279,3 +279,37 @@ def runtime_setting(interp, st, call, this, args):
         interp.ctx.smem_limit = min(value, MAX_SMEM_OPTIN) if value is not None else MAX_SMEM_OPTIN
     ty = T.strip_ref(call.ty)
     return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
+
+
+# ---------------------------------------------------------------- launches through the runtime API
+
+
+@model("cudaLaunchKernel", "cudaLaunchCooperativeKernel")
+def launch_kernel(interp, st, call, this, args):
+    """``cudaLaunchKernel(func, grid, block, args, sharedMem, stream)``: the launch ``<<<grid, block,
+    sharedMem, stream>>>`` of ``func`` with the arguments ``*(P_i*)args[i]``. It is run as that launch
+    (the same events, checks and symbolic thread); the grid, block, size and stream expressions are
+    evaluated once more for it (they are plain values in launchers)."""
+    from ...kir import nodes as N
+    from ..values import FuncV
+    func = args[0] if args else None
+    if not isinstance(func, FuncV) or func.key is None or func.key not in interp.program.functions:
+        raise PathEnd("stuck", f"{call.name} of a kernel the engine cannot name", call.span)
+    kernel = interp.program.functions[func.key]
+    if kernel.kind != "kernel":
+        raise PathEnd("stuck", f"{call.name} of {kernel.display}, which is not a __global__ function", call.span)
+    if len(call.args) < 4:
+        raise PathEnd("stuck", f"{call.name} without an argument array", call.span)
+    argv = call.args[3]
+    void_ptr = T.PtrType(T.VOID)
+    kernel_args = []
+    for i, p in enumerate(kernel.params):
+        slot = N.Index(argv, N.IntLit(i, T.INT64, span=argv.span), void_ptr, span=argv.span)
+        ty = T.strip_ref(p.ty)
+        kernel_args.append(N.Deref(N.Cast("static", slot, T.PtrType(ty), span=argv.span), ty, span=argv.span))
+    smem = call.args[4] if len(call.args) > 4 else None
+    stream = call.args[5] if len(call.args) > 5 else None
+    launch = N.Launch(kernel.key, kernel.display, call.args[1], call.args[2], smem, stream, tuple(kernel_args),
+                      span=call.span)
+    interp.ev_launch(launch, st)
+    return const_int(0, T.strip_ref(call.ty)) if isinstance(T.strip_ref(call.ty), T.IntType) else VOID
