@@ -64,7 +64,7 @@ class ExprOps:
                 base = self.deref(self.eval(e.base, st), _pointee(e.base.ty), e.span)
             else:
                 base = self.lvalue(e.base, st)
-            return self.field_loc(base, e.field, e.span)
+            return self.field_loc(base, e.field, e.span, e.ty)
         if isinstance(e, N.Index):
             arr = e.base
             if isinstance(arr, N.Cast) and arr.kind == "decay" and isinstance(T.strip_ref(arr.operand.ty), T.ArrayType):

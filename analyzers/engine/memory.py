@@ -74,10 +74,13 @@ class MemoryOps:
             raise PathEnd("stuck", f"dereference of a {type(p).__name__}", span)
         return Loc(p.region, p.off, ty)
 
-    def field_loc(self, loc, name: str, span: N.Span):
+    def field_loc(self, loc, name: str, span: N.Span, member_ty: T.Type | None = None):
         if isinstance(loc, MultiLoc):
-            return MultiLoc(tuple((c, self.field_loc(sub, name, span)) for c, sub in loc.alts), loc.ty)
+            return MultiLoc(tuple((c, self.field_loc(sub, name, span, member_ty)) for c, sub in loc.alts), loc.ty)
         st = T.strip_ref(loc.ty)
+        if isinstance(st, T.FloatType) and member_ty is not None and T.strip_ref(member_ty).size == st.size:
+            # The raw storage of a half / bf16 / fp8 value (x.__x): its bits, which are unknown.
+            return Loc(loc.region, loc.off, T.strip_ref(member_ty))
         if isinstance(st, T.StructType):
             f = st.field(name)
             if f is not None:
