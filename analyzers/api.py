@@ -35,8 +35,15 @@ class LoweredOp:
     file: str
     program: N.Program
     fn: N.Function
-    fingerprint: str
     unit_errors: list = field(default_factory=list)
+    _fingerprint: str | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        """The structural hash of the op and everything it reaches: lowers all of it (once)."""
+        if self._fingerprint is None:
+            self._fingerprint = self.program.fingerprint(self.fn.key)
+        return self._fingerprint
 
 
 class Workspace:
@@ -77,7 +84,7 @@ class Workspace:
             raise OpNotFound(f"{file}: '{launcher}' has no body")
         program = unit.lowerer.program
         fn = program.functions[fkey]
-        lowered = LoweredOp(launcher, file, program, fn, program.fingerprint(fkey), unit.parsed.errors)
+        lowered = LoweredOp(launcher, file, program, fn, unit.parsed.errors)
         self._ops[key] = lowered
         return lowered
 
@@ -118,5 +125,5 @@ class Workspace:
     def verify(self, op: LoweredOp, inst: B.Instance, options: Options | None = None, name: str = "",
                models: list[str] | None = None) -> InstanceResult:
         result = analyze(op.program, op.fn, inst, default_checks(), options, name, models)
-        result.fingerprint = op.fingerprint
+        result.fingerprint = op._fingerprint or ""  # computed only where asked for (the cache)
         return result

@@ -57,6 +57,9 @@ def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
         if tensor_kind(p.ty):
             u = uses[p.name] = TensorUse(ids={p.id})
             owner[p.id] = u
+    # Host code only: kernels cannot read a tensor's shape, and stay unlowered until launched.
+    if hasattr(program.functions, "load"):
+        program.functions.load(lambda key, is_kernel: not is_kernel)
     host = [f for f in program.functions.values() if f.kind not in ("kernel", "device")]
     # Passing a tensor on (to a helper launcher, through a copy) makes the callee's parameter an alias.
     for _ in range(4):

@@ -58,6 +58,8 @@ class Lowerer:
         self.workspace = workspace.resolve()
         self.types = TypeMapper()
         self.program = N.Program()
+        self.program.functions.loader = self._load
+        self._pending: dict[str, tuple] = {}
         self._vars: dict[tuple, N.VarDecl] = {}
         self._local_statics: dict[tuple, N.VarDecl] = {}
         self._next_var = 0
@@ -156,15 +158,25 @@ class Lowerer:
         if body is None:
             return None
         key = self.key_of(defn)
-        if key in self.program.functions or key in self._stack:
+        functions = self.program.functions
+        if key in functions or key in self._stack:
             return key
-        self._stack.append(key)
+        # Lowered when first asked for (LazyFunctions): a dispatch that names hundreds of
+        # instantiations costs only those a verification runs.
+        self._pending[key] = (defn, body)
+        functions.pending[key] = any(ch.kind == CK.CUDAGLOBAL_ATTR for ch in defn.get_children())
+        return key
+
+    def _load(self, key: str) -> None:
+        defn, body = self._pending.pop(key)
+        outer = self._stack
+        self._stack = [key]
         try:
             fn = self._lower_function(defn, key, body)
         finally:
-            self._stack.pop()
-        self.program.functions[key] = fn
-        return key
+            self._stack = outer
+        self.program.functions.pending.pop(key, None)
+        dict.__setitem__(self.program.functions, key, fn)
 
     def _lower_function(self, c: ci.Cursor, key: str, body: ci.Cursor) -> N.Function:
         params = []

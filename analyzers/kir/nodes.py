@@ -366,11 +366,46 @@ class Function(Node):
     max_threads: int | None = None  # a kernel's __launch_bounds__
 
 
+class LazyFunctions(dict):
+    """Functions by program key, lowered when first asked for: an op whose dispatch reaches
+    hundreds of kernel instantiations costs only the ones a verification runs. ``pending`` holds
+    what is known to exist (key -> whether it is a kernel) but is not lowered yet."""
+
+    def __init__(self, loader=None):
+        super().__init__()
+        self.pending: dict[str, bool] = {}
+        self.loader = loader
+
+    def __missing__(self, key):
+        if key in self.pending and self.loader is not None:
+            self.loader(key)
+            return dict.__getitem__(self, key)
+        raise KeyError(key)
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key) -> bool:
+        return dict.__contains__(self, key) or key in self.pending
+
+    def load(self, keep=lambda key, is_kernel: True) -> None:
+        """Lower every pending function ``keep`` selects (and what those reach)."""
+        while True:
+            todo = [k for k, kernel in self.pending.items() if keep(k, kernel) and not dict.__contains__(self, k)]
+            if not todo:
+                return
+            for k in todo:
+                self[k]
+
+
 @dataclass
 class Program:
     """Everything lowered for one op: the functions it reaches, keyed by program key."""
 
-    functions: dict[str, Function] = field(default_factory=dict)
+    functions: dict[str, Function] = field(default_factory=LazyFunctions)
     globals: dict[str, VarDecl] = field(default_factory=dict)
     global_inits: dict[str, Expr] = field(default_factory=dict)
 
@@ -380,7 +415,7 @@ class Program:
         return out
 
     def fingerprint(self, root: str) -> str:
-        """Structural hash of ``root`` and everything it calls (spans excluded)."""
+        """Structural hash of ``root`` and everything it calls (spans excluded). Lowers all of it."""
         seen: set[str] = set()
         order: list[str] = []
         stack = [root]
