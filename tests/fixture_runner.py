@@ -9,6 +9,8 @@ the findings it must produce on its own lines.
     args: {out: {shape: [num_tokens, hidden_size]}, ...}
     verdict: bug                 # what every instance must end with: bug | verified | inconclusive
     zero_config: true            # no binding: every op of the file runs in zero-config mode
+    options: {time_budget_s: 1}  # manifest options
+    inconclusive: [timeout]      # inconclusive reasons that have no line
     */
     ...
     out[idx] = x;  // expect: oob
@@ -48,6 +50,8 @@ def load_fixture(path: Path) -> Fixture:
     if m is None:
         raise ValueError(f"{path}: no /* kernelvet-test ... */ header")
     fx = Fixture(path, yaml.safe_load(m.group(1)))
+    for reason in fx.header.get("inconclusive", []):  # reasons with no place in the source (timeout)
+        fx.expected_inconclusive.add((0, reason))
     for i, line in enumerate(text.splitlines(), start=1):
         for e in _EXPECT.findall(line):
             for check in e.split(","):
@@ -69,7 +73,7 @@ def manifest_for(fx: Fixture) -> dict:
     models = [dict(m, config=str(FIXTURES / m["config"])) if "config" in m else m for m in models]
     ops = h.get("ops") or [{"op": h["op"], "args": h.get("args", {}), "verdict": h.get("verdict")}]
     out = {"version": 0, "models": models, "dtypes": h.get("dtypes", ["float32"]), "ops": []}
-    for key in ("user_dims", "derived", "constraints"):
+    for key in ("user_dims", "derived", "constraints", "options"):
         if key in h:
             out[key] = h[key]
     for o in ops:
