@@ -14,7 +14,9 @@ from analyzers.engine.context import Options
 from analyzers.findings import Finding, Inconclusive, InstanceResult
 from analyzers.frontend.parse import ParseError
 
+from . import zeroconfig
 from .manifest import LoadedManifest, Planned, expand
+from .manifest.schema import Manifest
 
 
 @dataclass
@@ -62,14 +64,19 @@ class ScanReport:
         return 0
 
 
-def scan(root: Path, manifest: LoadedManifest, only_files: set[str] | None = None, progress=None,
-         options: Options | None = None, jobs: int | None = None) -> ScanReport:
-    """Verify every instance of the manifest (in ``jobs`` processes; default: one per core)."""
+def scan(root: Path, manifest: LoadedManifest | None, only_files: set[str] | None = None, progress=None,
+         options: Options | None = None, jobs: int | None = None,
+         zero_config_files: list[str] | None = None) -> ScanReport:
+    """Verify every instance of the manifest (in ``jobs`` processes; default: one per core), and
+    in zero-config mode every op of ``zero_config_files`` that the manifest does not bind."""
     t0 = time.perf_counter()
-    spec = manifest.spec
+    spec = manifest.spec if manifest is not None else Manifest(version=0, models=[], ops=[])
     opts = options or Options(time_budget_s=spec.options.time_budget_s, query_timeout_ms=spec.options.query_timeout_ms,
                               unroll_max=spec.options.unroll_max, minimal_witness=spec.options.minimal_witness)
-    planned = expand(manifest, only_files)
+    planned = expand(manifest, only_files, root) if manifest is not None else []
+    if zero_config_files:
+        covered = {(p.file, p.launcher) for p in planned}
+        planned += zeroconfig.plan(Path(root), zero_config_files, covered, spec.include_dirs, spec.defines, spec.arch)
     setup = (str(root), tuple(spec.include_dirs), dict(spec.defines), spec.arch, opts)
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(planned)))
     results: list = [None] * len(planned)
@@ -122,13 +129,15 @@ def verify_one(ws: Workspace, p: Planned, options: Options) -> InstanceResult:
     except (OpNotFound, ParseError) as exc:
         return _failed(p, "op-error", str(exc))
     try:
+        if p.instance is None:
+            return ws.verify_zero_config(op, options, p.label)
         return ws.verify(op, p.instance, options, p.label, p.models)
     except Exception as exc:  # a defect of kernelvet: say so, keep going
         return _failed(p, "internal-error", f"kernelvet failed on this instance ({type(exc).__name__}: {exc})")
 
 
 def _failed(p: Planned, reason: str, detail: str) -> InstanceResult:
-    r = InstanceResult(p.op_name, p.label, list(p.models), p.instance.dtype, "inconclusive")
+    r = InstanceResult(p.op_name, p.label, list(p.models), p.instance.dtype if p.instance is not None else "any", "inconclusive")
     r.inconclusive.append(Inconclusive(reason, detail, None))
     return r
 
@@ -149,7 +158,9 @@ def merge(instances: list[InstanceReport]) -> list[MergedFinding]:
             for model in ir.planned.models:
                 _add(m.models, model)
             _add(m.dtypes, ir.result.dtype)
-    return sorted(merged.values(), key=lambda m: (m.location.file, m.location.line, m.location.col, m.check))
+    # Model-aware findings first: zero-config ones hold only for some shape, and rank below.
+    return sorted(merged.values(), key=lambda m: (m.finding.zero_config, m.location.file, m.location.line,
+                                                  m.location.col, m.check))
 
 
 def _add(xs: list, x) -> None:

@@ -8,6 +8,9 @@ the findings it must produce on its own lines.
     dtypes: [float32]            # default [float32]
     args: {out: {shape: [num_tokens, hidden_size]}, ...}
     verdict: bug                 # what every instance must end with: bug | verified | inconclusive
+    zero_config: true            # no binding: every op of the file runs in zero-config mode
+    options: {time_budget_s: 1}  # manifest options
+    inconclusive: [timeout]      # inconclusive reasons that have no line
     */
     ...
     out[idx] = x;  // expect: oob
@@ -47,6 +50,8 @@ def load_fixture(path: Path) -> Fixture:
     if m is None:
         raise ValueError(f"{path}: no /* kernelvet-test ... */ header")
     fx = Fixture(path, yaml.safe_load(m.group(1)))
+    for reason in fx.header.get("inconclusive", []):  # reasons with no place in the source (timeout)
+        fx.expected_inconclusive.add((0, reason))
     for i, line in enumerate(text.splitlines(), start=1):
         for e in _EXPECT.findall(line):
             for check in e.split(","):
@@ -68,7 +73,7 @@ def manifest_for(fx: Fixture) -> dict:
     models = [dict(m, config=str(FIXTURES / m["config"])) if "config" in m else m for m in models]
     ops = h.get("ops") or [{"op": h["op"], "args": h.get("args", {}), "verdict": h.get("verdict")}]
     out = {"version": 0, "models": models, "dtypes": h.get("dtypes", ["float32"]), "ops": []}
-    for key in ("user_dims", "derived", "constraints"):
+    for key in ("user_dims", "derived", "constraints", "options"):
         if key in h:
             out[key] = h[key]
     for o in ops:
@@ -91,6 +96,9 @@ def run_fixture(fx: Fixture, tmp: Path):
     from bot.manifest import load
     from bot.scan import scan
 
+    if fx.header.get("zero_config"):
+        # No binding: the ops of the file run in zero-config mode.
+        return scan(FIXTURES, None, jobs=1, zero_config_files=[fx.name])
     mpath = tmp / "kernelvet.yaml"
     mpath.write_text(yaml.safe_dump(manifest_for(fx), sort_keys=False))
     return scan(FIXTURES, load(mpath), jobs=1)

@@ -14,7 +14,7 @@ import clang.cindex as ci
 
 from ..kir import nodes as N
 from ..kir import types as T
-from . import clangx, discover
+from . import attrs, clangx, discover
 from .includes import SHIM_ROOT
 from .parse import ParsedFile
 from .typemap import TypeMapper, clean_spelling, qualified_name
@@ -58,6 +58,8 @@ class Lowerer:
         self.workspace = workspace.resolve()
         self.types = TypeMapper()
         self.program = N.Program()
+        self.program.functions.loader = self._load
+        self._pending: dict[str, tuple] = {}
         self._vars: dict[tuple, N.VarDecl] = {}
         self._local_statics: dict[tuple, N.VarDecl] = {}
         self._next_var = 0
@@ -109,7 +111,11 @@ class Lowerer:
             if kind == ci.TemplateArgumentKind.TYPE:
                 out.append(clean_spelling(c.get_template_argument_type(i).get_canonical().spelling))
             elif kind == ci.TemplateArgumentKind.INTEGRAL:
-                out.append(str(c.get_template_argument_value(i)))
+                value = c.get_template_argument_value(i)
+                if value == -1 and c.get_template_argument_unsigned_value(i) == 1:
+                    out.append("true")  # a bool argument: one bit, which reads as -1 when signed
+                else:
+                    out.append(str(value))
             else:
                 out.append("?")
         return tuple(out)
@@ -152,15 +158,25 @@ class Lowerer:
         if body is None:
             return None
         key = self.key_of(defn)
-        if key in self.program.functions or key in self._stack:
+        functions = self.program.functions
+        if key in functions or key in self._stack:
             return key
-        self._stack.append(key)
+        # Lowered when first asked for (LazyFunctions): a dispatch that names hundreds of
+        # instantiations costs only those a verification runs.
+        self._pending[key] = (defn, body)
+        functions.pending[key] = any(ch.kind == CK.CUDAGLOBAL_ATTR for ch in defn.get_children())
+        return key
+
+    def _load(self, key: str) -> None:
+        defn, body = self._pending.pop(key)
+        outer = self._stack
+        self._stack = [key]
         try:
             fn = self._lower_function(defn, key, body)
         finally:
-            self._stack.pop()
-        self.program.functions[key] = fn
-        return key
+            self._stack = outer
+        self.program.functions.pending.pop(key, None)
+        dict.__setitem__(self.program.functions, key, fn)
 
     def _lower_function(self, c: ci.Cursor, key: str, body: ci.Cursor) -> N.Function:
         params = []
@@ -211,8 +227,12 @@ class Lowerer:
         display = f"{name}<{', '.join(targs)}>" if targs else name
         if kind == "lambda":
             display = f"lambda in {self._stack[-2] if len(self._stack) > 1 else name}"
+        max_threads = None
+        if kind == "kernel":
+            values = dict(zip(attrs.template_parameter_names(c), targs))
+            max_threads = attrs.launch_bounds(c, {k: v for k, v in values.items() if v.lstrip("-").isdigit()})
         return N.Function(key, name, display, tuple(params), self.types(c.result_type), N.Block(tuple(stmts), span=self.span(body)),
-                          kind, this_type, span=self.span(c))
+                          kind, this_type, span=self.span(c), max_threads=max_threads)
 
     # ------------------------------------------------------------ declarations
 
@@ -308,6 +328,10 @@ class Lowerer:
             self._local_statics[_ident(d)] = v
             self.program.globals.setdefault(f"{v.name}#{v.id}", v)
             return N.Decl(v, self.expr(init) if init is not None else None, span=self.span(d))
+        if v.storage in ("shared", "extern_shared"):
+            # A function-local __shared__ array: its uses name this declaration, of this template
+            # instantiation (a global by name would be one object, one size, for all of them).
+            self._local_statics[_ident(d)] = v
         init = clangx.var_initializer(d)
         return N.Decl(v, self.expr(init) if init is not None else None, span=self.span(d))
 
@@ -709,6 +733,12 @@ class Lowerer:
         args = self.arguments(list(c.get_arguments()), kernel)
         if kernel is None or kernel.kind.is_invalid():
             return N.Unsupported("launch of an unresolved kernel", T.VOID, span=sp)
+        if kernel.kind in (CK.VAR_DECL, CK.PARM_DECL, CK.FIELD_DECL):
+            # kernel<<<...>>>(...) through a pointer (auto kernel = cond ? k<1> : k<2>): the engine
+            # reads which kernel it holds on each path.
+            callee = _unwrap(list(c.get_children())[0])
+            return N.Launch(None, kernel.spelling, cfg_args[0], cfg_args[1], cfg_args[2], cfg_args[3], args,
+                            target=self.expr(callee), span=sp)
         key = self.function(kernel)
         name = self.function_name(kernel)
         targs = self.template_args(kernel)
@@ -719,13 +749,23 @@ class Lowerer:
     def launch_ex(self, c: ci.Cursor, ty: T.Type, sp: N.Span) -> N.Expr:
         """``cudaLaunchKernelEx(&config, kernel, args...)``: a launch of the kernel with the
         configuration's grid, block, dynamic shared memory and stream (its attributes change
-        scheduling, not the launch). The arguments convert to the kernel's parameter types, as the
-        call inside the runtime's template does. The call's value is cudaSuccess: a launch that
-        cannot run is the launch check's finding."""
+        scheduling, not the launch), like ``<<<...>>>``. The arguments convert to the kernel's
+        parameter types, as the call inside the runtime's template does. The call's value is
+        cudaSuccess: a launch that cannot run is the launch check's finding. (cudaLaunchKernel's
+        argument array is read by its model instead.)"""
         args_c = list(c.get_arguments())
         kernel = discover.launched_kernel(args_c[1])
-        if kernel is None:
-            return N.Unsupported("cudaLaunchKernelEx of a kernel chosen at run time", ty, span=sp)
+        if kernel is not None:
+            params = [self.types(p.type) for p in kernel.get_arguments()]
+        else:
+            # A kernel chosen at run time (a pointer assigned on some paths): the engine reads which
+            # kernel the pointer holds on each path, as for kernel<<<...>>> through a pointer.
+            fty = args_c[1].type.get_canonical()
+            if fty.kind == ci.TypeKind.POINTER:
+                fty = fty.get_pointee().get_canonical()
+            if fty.kind != ci.TypeKind.FUNCTIONPROTO:
+                return N.Unsupported("cudaLaunchKernelEx of a kernel the front end cannot name", ty, span=sp)
+            params = [self.types(t) for t in fty.argument_types()]
         cfg = self.expr(args_c[0])
         cfg_type = args_c[0].type.get_canonical().get_pointee().get_canonical()
         fields = {f.spelling: self.types(f.type) for f in cfg_type.get_fields()}
@@ -735,19 +775,22 @@ class Lowerer:
         def member(name: str) -> N.Expr:
             return N.Member(cfg, name, True, fields[name], span=sp)
 
-        params = [self.types(p.type) for p in kernel.get_arguments()]
         if len(params) != len(args_c) - 2:
             return N.Unsupported("cudaLaunchKernelEx with arguments that do not match the kernel", ty, span=sp)
         args = []
         for a, pt in zip(args_c[2:], params):
             e = self.expr(a)
             args.append(e if _same_type(T.strip_ref(e.ty), pt) else N.Cast("implicit", e, pt, span=e.span))
+        dims = (member("gridDim"), member("blockDim"), member("dynamicSmemBytes"), member("stream"))
+        if kernel is None:
+            launch = N.Launch(None, args_c[1].spelling or "kernel pointer", *dims, tuple(args),
+                              target=self.expr(args_c[1]), span=sp)
+            return N.Binary(",", launch, N.IntLit(0, ty, span=sp), ty, span=sp)
         key = self.function(kernel)
         name = self.function_name(kernel)
         targs = self.template_args(kernel)
         display = f"{name}<{', '.join(targs)}>" if targs else name
-        launch = N.Launch(key, display, member("gridDim"), member("blockDim"), member("dynamicSmemBytes"),
-                          member("stream"), tuple(args), span=sp)
+        launch = N.Launch(key, display, *dims, tuple(args), span=sp)
         return N.Binary(",", launch, N.IntLit(0, ty, span=sp), ty, span=sp)
 
 

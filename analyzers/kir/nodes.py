@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from .types import Type, VOID
+from .types import FuncType, Type, VOID
 
 
 @dataclass(frozen=True)
@@ -239,6 +239,7 @@ class Launch(Expr):
     args: tuple[Expr, ...]
     ty: Type = VOID
     span: Span = _span()
+    target: Expr | None = None  # a launch through a kernel pointer: the pointer (kernel is None)
 
 
 @dataclass(frozen=True)
@@ -362,13 +363,49 @@ class Function(Node):
     kind: str  # kernel | device | host | hostdevice | lambda
     this_type: Type | None = None
     span: Span = _span()
+    max_threads: int | None = None  # a kernel's __launch_bounds__
+
+
+class LazyFunctions(dict):
+    """Functions by program key, lowered when first asked for: an op whose dispatch reaches
+    hundreds of kernel instantiations costs only the ones a verification runs. ``pending`` holds
+    what is known to exist (key -> whether it is a kernel) but is not lowered yet."""
+
+    def __init__(self, loader=None):
+        super().__init__()
+        self.pending: dict[str, bool] = {}
+        self.loader = loader
+
+    def __missing__(self, key):
+        if key in self.pending and self.loader is not None:
+            self.loader(key)
+            return dict.__getitem__(self, key)
+        raise KeyError(key)
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key) -> bool:
+        return dict.__contains__(self, key) or key in self.pending
+
+    def load(self, keep=lambda key, is_kernel: True) -> None:
+        """Lower every pending function ``keep`` selects (and what those reach)."""
+        while True:
+            todo = [k for k, kernel in self.pending.items() if keep(k, kernel) and not dict.__contains__(self, k)]
+            if not todo:
+                return
+            for k in todo:
+                self[k]
 
 
 @dataclass
 class Program:
     """Everything lowered for one op: the functions it reaches, keyed by program key."""
 
-    functions: dict[str, Function] = field(default_factory=dict)
+    functions: dict[str, Function] = field(default_factory=LazyFunctions)
     globals: dict[str, VarDecl] = field(default_factory=dict)
     global_inits: dict[str, Expr] = field(default_factory=dict)
 
@@ -378,7 +415,7 @@ class Program:
         return out
 
     def fingerprint(self, root: str) -> str:
-        """Structural hash of ``root`` and everything it calls (spans excluded)."""
+        """Structural hash of ``root`` and everything it calls (spans excluded). Lowers all of it."""
         seen: set[str] = set()
         order: list[str] = []
         stack = [root]
@@ -402,6 +439,8 @@ def _collect_calls(node, out: list[str]) -> None:
         out.append(node.func)
     elif isinstance(node, Launch) and node.kernel:
         out.append(node.kernel)
+    elif isinstance(node, Global) and isinstance(node.ty, FuncType):
+        out.append(node.name)  # a function used as a value (a kernel pointer): its body counts too
     elif isinstance(node, Lambda):
         out.append(node.key)
     for name in getattr(node, "__dataclass_fields__", {}):

@@ -18,6 +18,9 @@ def register(sub) -> None:
     p.add_argument("--output", "-o", help="write the report to this file instead of standard output")
     p.add_argument("--time-budget", type=float, help="seconds per instance before it is inconclusive (default 60)")
     p.add_argument("--progress", action="store_true", help="progress lines on standard error")
+    p.add_argument("--zero-config", action="store_true",
+                   help="also verify, without a binding, the ops of the scanned files that the manifest does not "
+                        "bind (the default when there is no manifest)")
     p.set_defaults(func=run)
 
 
@@ -39,17 +42,31 @@ def run(args) -> int:
         only = {_relative(p, root) for p in paths}
     root = root.resolve()
     manifest_path = Path(args.manifest) if args.manifest else find_manifest(root)
-    if manifest_path is None:
-        print(f"kernelvet: no manifest: {root} has no kernelvet.yaml (give one with --manifest)", file=sys.stderr)
+    if args.manifest and not manifest_path.is_file():
+        print(f"kernelvet: no such manifest: {args.manifest}", file=sys.stderr)
         return EXIT_USAGE
+    zero_config = args.zero_config or manifest_path is None
+    if manifest_path is None:
+        print(f"kernelvet: {root} has no kernelvet.yaml: verifying every op in zero-config mode (symbolic shapes "
+              "within default ranges; see docs/manifest.md to bind ops to models)", file=sys.stderr)
     try:
-        manifest = load(manifest_path)
+        manifest = load(manifest_path) if manifest_path is not None else None
         options = None
         if args.time_budget is not None:
-            o = manifest.spec.options
-            options = Options(time_budget_s=args.time_budget, query_timeout_ms=o.query_timeout_ms,
-                              unroll_max=o.unroll_max, minimal_witness=o.minimal_witness)
-        report = scan(root, manifest, only, _progress if (args.progress or sys.stderr.isatty()) else None, options)
+            o = manifest.spec.options if manifest is not None else None
+            options = Options(time_budget_s=args.time_budget)
+            if o is not None:
+                options = Options(time_budget_s=args.time_budget, query_timeout_ms=o.query_timeout_ms,
+                                  unroll_max=o.unroll_max, minimal_witness=o.minimal_witness)
+        files = None
+        if zero_config:
+            files = sorted(only) if only is not None else _cuda_files(root)
+            if manifest is None and not files:
+                print(f"kernelvet: nothing to verify: {root} has no kernelvet.yaml and no .cu/.cuh files",
+                      file=sys.stderr)
+                return EXIT_USAGE
+        report = scan(root, manifest, only, _progress if (args.progress or sys.stderr.isatty()) else None, options,
+                      zero_config_files=files)
     except ManifestError as exc:
         for e in exc.errors:
             print(e, file=sys.stderr)
@@ -60,6 +77,11 @@ def run(args) -> int:
     else:
         sys.stdout.write(rendered)
     return report.exit_code
+
+
+def _cuda_files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for ext in ("*.cu", "*.cuh") for p in root.rglob(ext)
+                  if ".git" not in p.parts and not any(part.startswith(".") for part in p.relative_to(root).parts))
 
 
 def _relative(p: Path, root: Path) -> str:
