@@ -202,6 +202,9 @@ class Lowerer:
                     ft = self.types(ch.type)
                     target = N.Member(N.This(T.PtrType(this_type)), ch.spelling, True, ft, span=self.span(ch))
                     inits.append(N.ExprStmt(N.Assign("=", target, self.expr(init), ft, span=self.span(init))))
+        if not params:
+            # Implicit members (a defaulted operator=) list their parameters only as arguments.
+            params = [self.var(a, "param") for a in (c.get_arguments() or [])]
         if "global" in kinds:
             kind = "kernel"
         elif self._closures.get(c.semantic_parent.hash if c.semantic_parent else -1):
