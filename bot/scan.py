@@ -14,6 +14,7 @@ from analyzers.engine.context import Options
 from analyzers.findings import Finding, Inconclusive, InstanceResult
 from analyzers.frontend.parse import ParseError
 
+from .cache import ResultCache, cache_key, closure_key
 from .manifest import LoadedManifest, Planned, expand
 
 
@@ -27,16 +28,25 @@ class MergedFinding:
     kernels: list[str] = field(default_factory=list)
     models: list[str] = field(default_factory=list)
     dtypes: list[str] = field(default_factory=list)
+    fingerprint: str = ""  # bot.fingerprint: stable across edits that move lines
+    suppressed: str | None = None  # the reason of an inline suppression
+    suppressed_at: str | None = None
+    baselined: bool = False  # listed in the baseline file
 
     @property
     def location(self):
         return self.finding.location
+
+    @property
+    def status(self) -> str:
+        return "suppressed" if self.suppressed is not None else "baselined" if self.baselined else "new"
 
 
 @dataclass
 class InstanceReport:
     planned: Planned
     result: InstanceResult
+    cached: bool = False  # taken from the cache, not verified in this run
 
 
 @dataclass
@@ -45,6 +55,16 @@ class ScanReport:
     instances: list[InstanceReport] = field(default_factory=list)
     findings: list[MergedFinding] = field(default_factory=list)
     seconds: float = 0.0
+    problems: list[str] = field(default_factory=list)  # malformed suppressions, with file:line
+
+    @property
+    def active(self) -> list[MergedFinding]:
+        """Findings neither suppressed nor in the baseline: what fails a run."""
+        return [m for m in self.findings if m.status == "new"]
+
+    @property
+    def cache_hits(self) -> int:
+        return sum(1 for r in self.instances if r.cached)
 
     def counts(self) -> dict:
         out = {"bug": 0, "verified": 0, "inconclusive": 0}
@@ -55,22 +75,49 @@ class ScanReport:
     @property
     def exit_code(self) -> int:
         c = self.counts()
-        if self.findings:
+        if self.active:
             return 1
         if c["inconclusive"]:
             return 3
         return 0
 
 
+def options_for(manifest: LoadedManifest, time_budget_s: float | None = None) -> Options:
+    o = manifest.spec.options
+    return Options(time_budget_s=o.time_budget_s if time_budget_s is None else time_budget_s,
+                   query_timeout_ms=o.query_timeout_ms, unroll_max=o.unroll_max, minimal_witness=o.minimal_witness)
+
+
+def shard_of(planned: list[Planned], index: int, count: int) -> list[Planned]:
+    """Shard ``index`` (1-based) of ``count``: whole files go to one shard (a file is parsed once),
+    the largest first to the shard with the fewest instances; the same input always splits the same."""
+    by_file: dict[str, list[Planned]] = {}
+    for p in planned:
+        by_file.setdefault(p.file, []).append(p)
+    loads = [0] * count
+    mine: set[str] = set()
+    for file in sorted(by_file, key=lambda f: (-len(by_file[f]), f)):
+        k = min(range(count), key=lambda i: (loads[i], i))
+        loads[k] += len(by_file[file])
+        if k == index - 1:
+            mine.add(file)
+    return [p for p in planned if p.file in mine]
+
+
 def scan(root: Path, manifest: LoadedManifest, only_files: set[str] | None = None, progress=None,
-         options: Options | None = None, jobs: int | None = None) -> ScanReport:
-    """Verify every instance of the manifest (in ``jobs`` processes; default: one per core)."""
+         options: Options | None = None, jobs: int | None = None, *, planned: list[Planned] | None = None,
+         cache: ResultCache | None = None, shard: tuple[int, int] | None = None) -> ScanReport:
+    """Verify every instance of the manifest (or ``planned``), in ``jobs`` processes (default: one
+    per core), taking what ``cache`` holds for the same IR, binding and tool version."""
     t0 = time.perf_counter()
     spec = manifest.spec
-    opts = options or Options(time_budget_s=spec.options.time_budget_s, query_timeout_ms=spec.options.query_timeout_ms,
-                              unroll_max=spec.options.unroll_max, minimal_witness=spec.options.minimal_witness)
-    planned = expand(manifest, only_files)
-    setup = (str(root), tuple(spec.include_dirs), dict(spec.defines), spec.arch, opts)
+    opts = options or options_for(manifest)
+    if planned is None:
+        planned = expand(manifest, only_files)
+    if shard is not None:
+        planned = shard_of(planned, *shard)
+    setup = (str(root), tuple(spec.include_dirs), dict(spec.defines), spec.arch, opts,
+             str(cache.dir) if cache is not None else None)
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(planned)))
     results: list = [None] * len(planned)
     done = 0
@@ -91,14 +138,17 @@ def scan(root: Path, manifest: LoadedManifest, only_files: set[str] | None = Non
                 try:
                     results[i] = fut.result()
                 except Exception as exc:  # a worker that died: the instance says so, the scan goes on
-                    results[i] = _failed(planned[i], "internal-error", f"the worker failed ({type(exc).__name__}: {exc})")
+                    results[i] = (_failed(planned[i], "internal-error", f"the worker failed ({type(exc).__name__}: {exc})"), False)
                 done += 1
                 if progress is not None:
                     progress(done - 1, len(planned), planned[i])
     if progress is not None:
         progress(len(planned), len(planned), None)
     report = ScanReport(Path(root))
-    report.instances = [InstanceReport(p, r) for p, r in zip(planned, results)]
+    report.instances = [InstanceReport(p, r, cached) for p, (r, cached) in zip(planned, results)]
+    if cache is not None:
+        cache.hits += report.cache_hits
+        cache.misses += len(planned) - report.cache_hits
     report.findings = merge(report.instances)
     report.seconds = time.perf_counter() - t0
     return report
@@ -107,24 +157,56 @@ def scan(root: Path, manifest: LoadedManifest, only_files: set[str] | None = Non
 _WORKER: dict = {}
 
 
-def _init_worker(root: str, include_dirs, defines, arch, options) -> None:
+def _init_worker(root: str, include_dirs, defines, arch, options, cache_dir: str | None = None) -> None:
     _WORKER["ws"] = Workspace(Path(root), include_dirs, defines, arch)
     _WORKER["options"] = options
+    _WORKER["cache"] = ResultCache(Path(cache_dir)) if cache_dir else None
+    _WORKER["hashes"] = {}
 
 
-def _verify_in_worker(p: Planned) -> InstanceResult:
-    return verify_one(_WORKER["ws"], p, _WORKER["options"])
+def _verify_in_worker(p: Planned) -> tuple[InstanceResult, bool]:
+    return verify_one(_WORKER["ws"], p, _WORKER["options"], _WORKER["cache"], _WORKER["hashes"])
 
 
-def verify_one(ws: Workspace, p: Planned, options: Options) -> InstanceResult:
+def verify_one(ws: Workspace, p: Planned, options: Options, cache: ResultCache | None = None,
+               hashes: dict | None = None) -> tuple[InstanceResult, bool]:
+    """The instance's result, and whether it came from the cache."""
+    closure = None
+    if cache is not None:
+        # Files unchanged since the op was last lowered: its fingerprint is known without a parse.
+        closure = closure_key(ws, p.file, p.launcher, hashes)
+        hit = _cached(cache, cache.get_fingerprint(closure), p, options, ws.root)
+        if hit is not None:
+            return hit, True
     try:
         op = ws.op(p.file, p.launcher)
     except (OpNotFound, ParseError) as exc:
-        return _failed(p, "op-error", str(exc))
+        return _failed(p, "op-error", str(exc)), False
+    key = None
+    if cache is not None:
+        cache.put_fingerprint(closure, op.fingerprint)
+        key = cache_key(op.fingerprint, p.instance, options)
+        hit = _cached(cache, op.fingerprint, p, options, ws.root)
+        if hit is not None:
+            return hit, True
     try:
-        return ws.verify(op, p.instance, options, p.label, p.models)
+        result = ws.verify(op, p.instance, options, p.label, p.models)
     except Exception as exc:  # a defect of kernelvet: say so, keep going
-        return _failed(p, "internal-error", f"kernelvet failed on this instance ({type(exc).__name__}: {exc})")
+        return _failed(p, "internal-error", f"kernelvet failed on this instance ({type(exc).__name__}: {exc})"), False
+    if key is not None:
+        cache.put(key, result, ws.root)
+    return result, False
+
+
+def _cached(cache: ResultCache, fingerprint: str | None, p: Planned, options: Options, root: Path):
+    if fingerprint is None:
+        return None
+    hit = cache.get(cache_key(fingerprint, p.instance, options), root)
+    if hit is not None:
+        # The models an instance stands for are not part of its key (a model added to the manifest
+        # with the same sizes reuses the result): name the current ones.
+        hit.instance, hit.models = p.label, list(p.models)
+    return hit
 
 
 def _failed(p: Planned, reason: str, detail: str) -> InstanceResult:
