@@ -15,6 +15,7 @@ from analyzers.findings import Finding, Inconclusive, InstanceResult
 from analyzers.frontend.parse import ParseError
 
 from .cache import ResultCache, cache_key, closure_key
+from .irhash import op_hash
 from .manifest import LoadedManifest, Planned, expand
 
 
@@ -184,9 +185,10 @@ def verify_one(ws: Workspace, p: Planned, options: Options, cache: ResultCache |
         return _failed(p, "op-error", str(exc)), False
     key = None
     if cache is not None:
-        cache.put_fingerprint(closure, op.fingerprint)
-        key = cache_key(op.fingerprint, p.instance, options)
-        hit = _cached(cache, op.fingerprint, p, options, ws.root)
+        ir = op_hash(op)
+        cache.put_fingerprint(closure, ir)
+        key = cache_key(ir, p.instance, options)
+        hit = _cached(cache, ir, p, options, ws.root)
         if hit is not None:
             return hit, True
     try:

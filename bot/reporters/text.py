@@ -71,9 +71,9 @@ def summary(report) -> list[str]:
     c = report.counts()
     quiet = len(report.findings) - len(report.active)
     cached = f" ({report.cache_hits} from the cache)" if report.cache_hits else ""
-    out.append(f"{len(report.instances)} instances{cached}: {c['bug']} bug, {c['verified']} verified, "
+    out.append(f"{len(report.instances)} instances: {c['bug']} bug, {c['verified']} verified, "
                f"{c['inconclusive']} inconclusive; {len(report.active)} findings"
-               + (f" ({quiet} suppressed or baselined)" if quiet else "") + f"; {report.seconds:.1f} s")
+               + (f" ({quiet} suppressed or baselined)" if quiet else "") + f"; {report.seconds:.1f} s{cached}")
     return out
 
 
