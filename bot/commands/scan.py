@@ -73,12 +73,27 @@ def run(args) -> int:
     common.write_outputs(report, args, "scan" if shard is None else f"scan-shard-{shard[0]}-of-{shard[1]}")
     if args.results:
         Path(args.results).write_text(dump(report, shard))
+    _actions_summary(report, args.sarif)
     if args.write_baseline:
         Path(args.write_baseline).write_text(baseline_document(report))
         print(f"kernelvet: wrote {sum(1 for m in report.findings if m.suppressed is None)} findings to the "
               f"baseline {args.write_baseline}", file=sys.stderr)
         return 0
     return report.exit_code
+
+
+def _actions_summary(report, sarif_path: str | None) -> None:
+    """In GitHub Actions: the job summary and the step outputs."""
+    import os
+    if not os.environ.get("GITHUB_ACTIONS"):
+        return
+    from ..github import actions, render
+    from ..reporters import jsonfmt
+    from .pr import outputs
+    data = jsonfmt.to_dict(report)
+    actions.append_summary(render.summary(data, elsewhere=[f for f in data["findings"] if f["status"] == "new"],
+                                          title="kernelvet scan"))
+    outputs(data, sarif_path)
 
 
 def _relative(p: Path, root: Path) -> str:
