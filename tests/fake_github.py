@@ -69,6 +69,7 @@ class FakeGitHub:
         self.retry_after = 1
         self.lose_next_review_response = False  # store the review, answer 502
         self.fail_reviews_with_5xx = 0
+        self.reject_comments = False  # GitHub's diff disagrees: every inline comment is outside it
         self._next_id = 1000
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -267,6 +268,9 @@ class FakeGitHub:
         if event == "COMMENT" and not text and not comments:
             return 422, {"message": "Unprocessable Entity", "errors": ["Body can't be blank"]}, {}
         files = {f["filename"]: f for f in pull.files}
+        if self.reject_comments and comments:
+            return 422, {"message": "Unprocessable Entity",
+                         "errors": ["Pull request review thread line must be part of the diff"]}, {}
         for c in comments:
             f = files.get(c.get("path"))
             if f is None:
