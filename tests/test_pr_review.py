@@ -19,12 +19,6 @@ QUANT = "csrc/quant_kernels.cu"
 ACT = "csrc/activation_kernels.cu"
 
 
-@pytest.fixture(scope="session")
-def cache_dir(tmp_path_factory):
-    """One result cache for every run of this module: what a run verified, the next reuses."""
-    return tmp_path_factory.mktemp("kernelvet-cache")
-
-
 def head_1(repo):
     """A pull request that renames variables in two ops (their IR changes, their bugs stay) and
     edits a README (a file no op depends on)."""
@@ -57,17 +51,17 @@ class Harness:
         pull.head_sha = head
         pull.files = pr_files(self.repo, self.base, head)
 
-    def action(self, pull, with_: dict | None = None, head_repo: str | None = None):
+    def action(self, pull, with_: dict | None = None, head_repo: str | None = None, cache: bool = True):
         self.runs += 1
         event = pull_request_event(REPO, pull.number, pull.head_sha, self.base, head_repo)
-        with_ = {"cache-dir": str(self.cache), **(with_ or {})}
+        with_ = {**({"cache-dir": str(self.cache)} if cache else {}), **(with_ or {})}
         return run_action(self.repo, self.tmp / f"run{self.runs}", self.fake.url, event, "pull_request", with_,
                           {"github.token": TOKEN})
 
 
 @pytest.fixture
-def h(tmp_path, cache_dir):
-    harness = Harness(tmp_path, cache_dir, max_page=2)  # pages of two: files and comments come in pages
+def h(tmp_path, shared_cache):
+    harness = Harness(tmp_path, shared_cache, max_page=2)  # pages of two: files and comments come in pages
     with harness.fake:
         yield harness
 

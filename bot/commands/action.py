@@ -3,12 +3,13 @@ reads the action's inputs from the INPUT_* variables GitHub sets and runs ``pr``
 ``post`` with them."""
 from __future__ import annotations
 
+import glob
 import json
 import os
 
 from .common import fail
 
-MODES = ("auto", "pr", "scan", "post")
+MODES = ("auto", "pr", "scan", "post", "merge")
 
 
 def register(sub) -> None:
@@ -54,6 +55,11 @@ def argv() -> list[str]:
                            ("time-budget", "--time-budget")):
             if _input(name):
                 common += [flag, _input(name)]
+    if mode == "merge":
+        files = sorted({f for pattern in _input("results-file", "kernelvet-results.json").split()
+                        for f in (glob.glob(pattern) or [pattern])})
+        flags = [x for name in ("manifest", "baseline") if _input(name) for x in (f"--{name}", _input(name))]
+        return ["merge", *files, *flags, "--sarif", sarif, "--root", _input("root", ".")]
     if mode == "post":
         return ["post", _input("results-file", "kernelvet-results.json"), "--max-comments",
                 _input("max-comments", "30"), "--fail-on", _input("fail-on", "bug")]
@@ -81,6 +87,6 @@ def run(args) -> int:
         return fail(f"kernelvet: {exc}")
     code = main(command)
     fail_on = _input("fail-on", "bug")
-    if command[0] == "scan" and code in (1, 3) and (fail_on == "never" or (fail_on == "bug" and code == 3)):
+    if command[0] in ("scan", "merge") and code in (1, 3) and (fail_on == "never" or (fail_on == "bug" and code == 3)):
         return 0
     return code

@@ -34,4 +34,6 @@ def run(args) -> int:
         return fail("\n".join(exc.errors))
     apply(report, baseline)
     common.write_outputs(report, args, "scan")
+    from .scan import _actions_summary
+    _actions_summary(report, args.sarif)
     return report.exit_code
