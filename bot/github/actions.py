@@ -101,7 +101,9 @@ def token() -> str | None:
 def client(tok: str) -> Github:
     api = os.environ.get("GITHUB_API_URL", "https://api.github.com").rstrip("/")
     retry = _Retry(total=6, backoff_factor=1.0, secondary_rate_wait=60)
-    return Github(auth=Auth.Token(tok), base_url=api, retry=retry, per_page=100, timeout=30, lazy=True)
+    # Writes one second apart (GitHub's advice against secondary rate limits); reads unthrottled.
+    return Github(auth=Auth.Token(tok), base_url=api, retry=retry, per_page=100, timeout=30, lazy=True,
+                  seconds_between_requests=None, seconds_between_writes=1.0)
 
 
 def set_outputs(values: dict) -> None:
