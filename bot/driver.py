@@ -26,10 +26,11 @@ def run_changes(root: Path, manifest, changes: ChangeSet, base_rev: str | None, 
     ws = Workspace(root, spec.include_dirs, spec.defines, spec.arch)
     base = BaseTree(root, base_rev) if base_rev else None
     try:
-        impact = analyse(root, manifest, changes, ws, base)
+        impact = analyse(root, manifest, changes, ws, base, cache)
     finally:
         if base is not None:
             base.close()
-    report = scan(root, manifest, options=options, progress=progress, planned=impact.planned, cache=cache)
+    report = scan(root, manifest, options=options, progress=progress, planned=impact.planned, cache=cache,
+                  workspace=ws)
     apply(report, baseline)
     return ChangeRun(report, impact)

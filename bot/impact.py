@@ -25,6 +25,7 @@ import yaml
 from analyzers.api import OpNotFound, Workspace
 from analyzers.frontend.parse import ParseError
 
+from .cache import closure_key
 from .diff import ChangeSet
 from .irhash import op_hash
 from .manifest import LoadedManifest, ManifestError, Planned, expand, load
@@ -122,7 +123,7 @@ def _model_files(manifest: LoadedManifest, root: Path) -> set[str]:
 
 
 def analyse(root: Path, manifest: LoadedManifest, changes: ChangeSet, ws: Workspace,
-            base: BaseTree | None = None) -> Impact:
+            base: BaseTree | None = None, cache=None) -> Impact:
     root = Path(root).resolve()
     changed = changes.paths()
     planned = expand(manifest)
@@ -164,8 +165,8 @@ def analyse(root: Path, manifest: LoadedManifest, changes: ChangeSet, ws: Worksp
                 o.decision, o.detail = "verify", "the cache re-verifies it if its IR changed"
                 o.planned = list(mine)
                 continue
-            now = _hash(ws, o)
-            before = _hash(base_ws, o) if (base.dir / o.file).is_file() else None
+            now = _hash(ws, o, cache)
+            before = _hash(base_ws, o, cache) if (base.dir / o.file).is_file() else None
             if now is not None and now == before:
                 o.decision, o.detail = "unchanged", f"same IR as the base ({now[:12]}): not verified again"
             else:
@@ -186,11 +187,20 @@ def analyse(root: Path, manifest: LoadedManifest, changes: ChangeSet, ws: Worksp
     return Impact(ops, base.rev if base is not None else None)
 
 
-def _hash(ws: Workspace, o: OpImpact) -> str | None:
+def _hash(ws: Workspace, o: OpImpact, cache=None) -> str | None:
+    """The op's IR hash; from the cache when the files of its translation unit are ones it has seen
+    (the base's, after the base branch's scan), without a parse."""
+    closure = closure_key(ws, o.file, o.launcher) if cache is not None else None
+    known = cache.get_fingerprint(closure) if cache is not None else None
+    if known is not None:
+        return known
     try:
-        return op_hash(ws.op(o.file, o.launcher))
+        h = op_hash(ws.op(o.file, o.launcher))
     except (OpNotFound, ParseError, OSError):
         return None
+    if cache is not None:
+        cache.put_fingerprint(closure, h)
+    return h
 
 
 def _changed_instances(root: Path, manifest: LoadedManifest, planned: list[Planned], base: BaseTree | None) -> set[tuple]:

@@ -107,9 +107,11 @@ def shard_of(planned: list[Planned], index: int, count: int) -> list[Planned]:
 
 def scan(root: Path, manifest: LoadedManifest, only_files: set[str] | None = None, progress=None,
          options: Options | None = None, jobs: int | None = None, *, planned: list[Planned] | None = None,
-         cache: ResultCache | None = None, shard: tuple[int, int] | None = None) -> ScanReport:
+         cache: ResultCache | None = None, shard: tuple[int, int] | None = None,
+         workspace: Workspace | None = None) -> ScanReport:
     """Verify every instance of the manifest (or ``planned``), in ``jobs`` processes (default: one
-    per core), taking what ``cache`` holds for the same IR, binding and tool version."""
+    per core), taking what ``cache`` holds for the same IR, binding and tool version. A
+    ``workspace`` that already lowered ops (the impact analysis's) is handed to forked workers."""
     t0 = time.perf_counter()
     spec = manifest.spec
     opts = options or options_for(manifest)
@@ -122,6 +124,9 @@ def scan(root: Path, manifest: LoadedManifest, only_files: set[str] | None = Non
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(planned)))
     results: list = [None] * len(planned)
     done = 0
+    _INHERITED.clear()
+    if workspace is not None:
+        _INHERITED.append(workspace)
     if jobs == 1:
         _init_worker(*setup)
         for i, p in enumerate(planned):
@@ -156,10 +161,15 @@ def scan(root: Path, manifest: LoadedManifest, only_files: set[str] | None = Non
 
 
 _WORKER: dict = {}
+_INHERITED: list = []  # a Workspace of the parent process, reused by forked workers (no parse again)
 
 
 def _init_worker(root: str, include_dirs, defines, arch, options, cache_dir: str | None = None) -> None:
-    _WORKER["ws"] = Workspace(Path(root), include_dirs, defines, arch)
+    inherited = _INHERITED[0] if _INHERITED else None
+    if inherited is not None and inherited.root == Path(root).resolve():
+        _WORKER["ws"] = inherited
+    else:
+        _WORKER["ws"] = Workspace(Path(root), include_dirs, defines, arch)
     _WORKER["options"] = options
     _WORKER["cache"] = ResultCache(Path(cache_dir)) if cache_dir else None
     _WORKER["hashes"] = {}
