@@ -34,6 +34,12 @@ def _check_report(report) -> list[dict]:
     findings = report.get("findings", [])
     if not isinstance(findings, list) or not isinstance(report.get("instances", []), list):
         raise ValueError("findings or instances is not a list")
+    for inst in report.get("instances", []):
+        if not (isinstance(inst, dict) and isinstance(inst.get("op"), str) and isinstance(inst.get("dtype"), str)
+                and inst.get("verdict") in ("bug", "verified", "inconclusive")
+                and isinstance(inst.get("models"), list) and all(isinstance(m, str) for m in inst["models"])
+                and isinstance(inst.get("inconclusive", []), list)):
+            raise ValueError("an instance is malformed")
     for f in findings:
         loc = f.get("location") if isinstance(f, dict) else None
         if not isinstance(loc, dict) or not isinstance(loc.get("file"), str) or not isinstance(loc.get("line"), int):
