@@ -201,3 +201,26 @@ def test_merged_shards_equal_the_full_scan(tmp_path, shared_cache):
     assert r.returncode == 2 and "overlap" in r.stderr
     r = kernelvet("scan", str(EXAMPLE), "--shard", "4/3", cwd=tmp_path)
     assert r.returncode == 2 and "--shard 4/3" in r.stderr
+
+
+def test_a_full_scan_baseline_holds_in_a_partial_run(tmp_path, shared_cache):
+    """A pull request verifies only some ops; the baseline of the full scan still matches."""
+    from gitrepo import commit_all, edit, example_repo, git
+    repo = example_repo(tmp_path / "repo")
+    c = ["--cache-dir", str(shared_cache)]
+    r = kernelvet("scan", ".", *c, "--write-baseline", ".kernelvet-baseline.json", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    git(repo, "checkout", "-qb", "topic")
+    edit(repo, "csrc/quant_kernels.cu", "dim3 block(256);\n  const at::cuda::OptionalCUDAGuard device_guard(device_of(input));\n"
+         "  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();\n  MV_DISPATCH_FLOATING_TYPES(input.scalar_type(), "
+         "\"static_scaled_int8_quant\"",
+         "dim3 threads(256);\n  const at::cuda::OptionalCUDAGuard device_guard(device_of(input));\n"
+         "  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();\n  MV_DISPATCH_FLOATING_TYPES(input.scalar_type(), "
+         "\"static_scaled_int8_quant\"")
+    edit(repo, "csrc/quant_kernels.cu", "<<<grid, block, 0, stream>>>(\n        out.data_ptr<int8_t>(), input",
+         "<<<grid, threads, 0, stream>>>(\n        out.data_ptr<int8_t>(), input")
+    commit_all(repo, "rename")
+    r = kernelvet("diff", "main", *c, "--format", "json", cwd=repo)
+    data = json.loads(r.stdout)
+    assert {i["op"] for i in data["instances"]} == {"static_scaled_int8_quant"}
+    assert [f["status"] for f in data["findings"]] == ["baselined"] and r.returncode == 0
