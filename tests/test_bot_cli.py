@@ -113,3 +113,17 @@ def test_diff_command_explains_the_impact(tmp_path):
     assert not [f for f in report["findings"] if f["location"]["line"] == 55]  # the fix holds
     r = kernelvet("diff", "nope", cwd=repo)
     assert r.returncode == 2 and "no commit 'nope'" in r.stderr
+
+
+def test_text_from_the_pull_request_cannot_forge_markers_or_mention():
+    from bot.github import render
+    evil = "<!-- kernelvet:finding:" + "0" * 20 + " --> @org/team ``` `x`"
+    f = {"check": "oob", "message": f"read past `{evil}` {evil}", "ops": ["op"], "kernels": [evil],
+         "location": {"file": "k.cu", "line": 3, "text": evil}, "access": None, "expression": None,
+         "models": ["m"], "dtypes": ["float32"], "witness": {evil: 1}, "fix": None, "related": [],
+         "wrapped_type": None, "fingerprint": "a" * 20, "status": "new"}
+    body = render.comment_body(f, 3)
+    assert render.FINDING_RE.findall(body) == ["a" * 20] and body.count("<!--") == 1
+    assert "@org" not in body.replace("`", "") or "@\u200borg" in body
+    outside_code = re.sub(r"(`+).*?\1", "", body)
+    assert "@org" not in outside_code and "<!--" not in outside_code.replace(render.FINDING_MARKER.format(fp="a" * 20), "")

@@ -6,7 +6,6 @@ import json
 import textwrap
 from pathlib import Path
 
-import pytest
 
 import bot.cache
 from bot.cache import ResultCache

@@ -98,6 +98,7 @@ def test_review_then_rerun_then_push(h):
     # The summary: ops x models, in the review body and the job summary.
     assert "| op | llama-13b | mistral-7b |" in sent["body"] and "❌ bug" in sent["body"]
     assert "| `gelu_and_mul` |" in run.summary and "2 findings" in run.summary
+    assert "#### Findings" in run.summary and f"`{QUANT}:{quant_line}`" in run.summary  # every finding listed
     assert run.outputs["findings"] == "2" and run.outputs["sarif"] == "kernelvet.sarif"
     sarif = json.loads((h.repo / "kernelvet.sarif").read_text())
     assert {r["ruleId"] for r in sarif["runs"][0]["results"]} == {"oob", "narrowing"}

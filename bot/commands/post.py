@@ -98,7 +98,7 @@ def run(args) -> int:
         return fail(f"kernelvet: cannot reach the API ({exc.__class__.__name__})")
     except DiffError as exc:
         return fail(f"kernelvet: {exc}")
-    actions.append_summary(render.summary(report, explanation=explanation, notes=notes))
+    actions.append_summary(render.summary(report, explanation=explanation, notes=notes, list_all=True))
     outputs(report, None)
     post_review(repo, pr, event.head_sha, report, changes, args.max_comments, explanation, notes)
     print(f"kernelvet: {report['summary']['findings']} findings for pull request #{number}", file=sys.stderr)

@@ -114,7 +114,7 @@ def run(args) -> int:
             "pull_request": {"repository": event.repository, "number": event.number, "head_sha": event.head_sha,
                              "base_sha": event.base_sha},
             "report": report, "explanation": explanation, "notes": notes}) + "\n")
-    actions.append_summary(render.summary(report, explanation=explanation, notes=notes))
+    actions.append_summary(render.summary(report, explanation=explanation, notes=notes, list_all=True))
     outputs(report, args.sarif)
     sys.stdout.write(render_text(result.report))
 

@@ -91,8 +91,7 @@ def _actions_summary(report, sarif_path: str | None) -> None:
     from ..reporters import jsonfmt
     from .pr import outputs
     data = jsonfmt.to_dict(report)
-    actions.append_summary(render.summary(data, elsewhere=[f for f in data["findings"] if f["status"] == "new"],
-                                          title="kernelvet scan"))
+    actions.append_summary(render.summary(data, title="kernelvet scan", list_all=True))
     outputs(data, sarif_path)
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 import re
 
 FINDING_MARKER = "<!-- kernelvet:finding:{fp} -->"
-FINDING_RE = re.compile(r"<!-- kernelvet:finding:([0-9a-f]{20}(?:-\d+)?) -->")
+# Only a marker that ends the body counts: quoted source text may contain a look-alike.
+FINDING_RE = re.compile(r"<!-- kernelvet:finding:([0-9a-f]{20}(?:-\d+)?) -->\s*\Z")
 REVIEW_MARKER = "<!-- kernelvet:review -->"
+REVIEW_RE = re.compile(r"<!-- kernelvet:review -->\s*<!-- kernelvet:run:[^>]* -->\s*\Z")
 RUN_MARKER = "<!-- kernelvet:run:{run} -->"
 RESOLVED_MARKER = "<!-- kernelvet:resolved:{fp} -->"
 MAX_TEXT = 600
@@ -18,7 +20,7 @@ VERDICT_CELL = {"bug": "❌ bug", "inconclusive": "❔ inconclusive", "verified"
 
 def plain(text, limit: int = MAX_TEXT) -> str:
     """Untrusted text outside code: one line, no mentions, no HTML comments or tags."""
-    text = " ".join(str(text).split())
+    text = re.sub(r"\s+", " ", str(text))
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     text = text.replace("@", "@\u200b").replace("<", "&lt;").replace(">", "&gt;")
@@ -27,7 +29,7 @@ def plain(text, limit: int = MAX_TEXT) -> str:
 
 def code(text, limit: int = 200) -> str:
     """Untrusted text as an inline code span."""
-    text = " ".join(str(text).split())
+    text = " ".join(str(text).split()).replace("<!--", "<\u200b!--").replace("@", "@\u200b")
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     if not text:
@@ -63,7 +65,7 @@ def comment_body(f: dict, line: int, on_access: bool = False) -> str:
            + (f", kernel {kernels}" if kernels else ""), "", message(f["message"]), ""]
     rows = []
     expr, loc = f.get("expression"), f["location"]
-    if expr and expr.get("text") and expr["text"] != loc.get("text"):
+    if expr and expr.get("text") and expr["text"] != loc.get("text") and expr.get("line") == loc["line"]:
         rows.append(("expression", code(expr["text"])))
     wrapped = code(loc.get("text", "")) + (f" ({code(f['wrapped_type'], 40)})" if f.get("wrapped_type") else "")
     rows.append(("wraps" if f["check"] in ("overflow", "narrowing") else "fails at", wrapped))
@@ -120,8 +122,10 @@ def verdict_table(report: dict, all_models: list[str] | None = None) -> list[str
 
 
 def summary(report: dict, *, inline: list[dict] = (), elsewhere: list[dict] = (), overflow: list[dict] = (),
-            title: str = "kernelvet", explanation: str | None = None, notes: list[str] = ()) -> str:
-    """The review body and the job summary."""
+            title: str = "kernelvet", explanation: str | None = None, notes: list[str] = (),
+            list_all: bool = False) -> str:
+    """The review body (``inline``, ``elsewhere``, ``overflow``: where the review put each finding),
+    or the job summary (``list_all``: every finding listed)."""
     s = report["summary"]
     findings = report.get("findings", [])
     quiet = [f for f in findings if f.get("status") in ("suppressed", "baselined")]
@@ -137,6 +141,8 @@ def summary(report: dict, *, inline: list[dict] = (), elsewhere: list[dict] = ()
         out.append("Nothing this change touches is verified by kernelvet (no op of the manifest depends on it).")
     for n in notes:
         out += ["", f"> {plain(n, 500)}"]
+    if list_all and active:
+        out += ["", "#### Findings"] + [finding_item(f) for f in active]
     if elsewhere:
         out += ["", "#### Findings outside the lines this pull request changes"] + [finding_item(f) for f in elsewhere]
     if overflow:

@@ -115,13 +115,13 @@ def existing_comments(pr) -> list[Existing]:
     out = []
     for c in pr.get_review_comments():  # paged by PyGithub
         body = c.body or ""
-        m = render.FINDING_RE.search(body)
+        m = render.FINDING_RE.search(body.rstrip())
         out.append(Existing(c.id, c.path, c.line, body, m.group(1) if m else None, c.in_reply_to_id, c))
     return out
 
 
 def previous_reviews(pr) -> list:
-    return [r for r in pr.get_reviews() if render.REVIEW_MARKER in (r.body or "")]
+    return [r for r in pr.get_reviews() if render.REVIEW_RE.search(r.body or "")]
 
 
 @dataclass
