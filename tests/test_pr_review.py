@@ -251,3 +251,18 @@ def test_fork_pull_request_writes_the_artifact_and_the_workflow_run_posts_it(h):
     refused = run_action(post_dir, h.tmp / "post-run2", h.fake.url, event, "workflow_run", {}, {"github.token": TOKEN})
     assert refused.returncode == 2 and "nothing posted" in refused.stderr
     assert len(h.fake.calls("POST", r"/reviews$")) == 1
+
+
+def test_a_comment_whose_text_changed_is_edited_in_place(h):
+    pull = h.open_pull(head_1(h.repo))
+    assert h.action(pull).returncode == 1
+    quant = next(c for c in pull.comments if c["path"] == QUANT)
+    expected = quant["body"]
+    # As a run with an older witness or model list would have written it.
+    quant["body"] = expected.replace("llama-13b", "llama-7b")
+    h.fake.requests.clear()
+    assert h.action(pull).returncode == 1
+    patches = h.fake.calls("PATCH", r"/pulls/comments/")
+    assert [r.path for r in patches] == [f"/repos/{REPO}/pulls/comments/{quant['id']}"]
+    assert quant["body"] == expected
+    assert not h.fake.calls("POST", r"/reviews$") and not h.fake.calls("DELETE", r"/pulls/comments/")
