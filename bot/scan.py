@@ -5,7 +5,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -121,33 +121,78 @@ def scan(root: Path, manifest: LoadedManifest, only_files: set[str] | None = Non
         planned = shard_of(planned, *shard)
     setup = (str(root), tuple(spec.include_dirs), dict(spec.defines), spec.arch, opts,
              str(cache.dir) if cache is not None else None)
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(planned)))
-    results: list = [None] * len(planned)
-    done = 0
+    n = len(planned)
+    results: list = [None] * n
+    done = [0]
+
+    def finish(i: int, outcome) -> None:
+        results[i] = outcome
+        if progress is not None:
+            progress(done[0], n, planned[i])
+        done[0] += 1
+
+    tasks: list[tuple[str, list[int]]] = []
+    if cache is not None:
+        # Files unchanged since the cache saw them: answered here, without a parse or a worker.
+        ws = workspace or Workspace(Path(root), spec.include_dirs, spec.defines, spec.arch)
+        hashes: dict = {}
+        for i, p in enumerate(planned):
+            hit = _cached(cache, cache.get_fingerprint(closure_key(ws, p.file, p.launcher, hashes)), p, opts, ws.root)
+            if hit is not None:
+                finish(i, (hit, True))
+        # The others: one task per op lowers it once and answers what the cache has for its IR;
+        # what it does not have is verified instance by instance (in parallel).
+        by_op: dict[tuple, list[int]] = {}
+        for i, p in enumerate(planned):
+            if results[i] is None:
+                by_op.setdefault((p.file, p.launcher), []).append(i)
+        tasks = [("probe", idx) for _, idx in sorted(by_op.items())]
+    else:
+        tasks = [("verify", [i]) for i, _ in sorted(enumerate(planned), key=lambda x: x[1].file)]
     _INHERITED.clear()
     if workspace is not None:
         _INHERITED.append(workspace)
-    if jobs == 1:
+    jobs = max(1, min(jobs or os.cpu_count() or 1, sum(len(idx) for _, idx in tasks)))
+    if tasks and jobs == 1:
         _init_worker(*setup)
-        for i, p in enumerate(planned):
-            if progress is not None:
-                progress(done, len(planned), p)
-            results[i] = _verify_in_worker(p)
-            done += 1
-    else:
+        for kind, idx in tasks:
+            if kind == "verify":
+                finish(idx[0], _verify_in_worker(planned[idx[0]]))
+                continue
+            for i, r in zip(idx, _probe_in_worker([planned[i] for i in idx])):
+                finish(i, r if r is not None else _verify_in_worker(planned[i]))
+    elif tasks:
         ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
         with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker, initargs=setup) as pool:
-            # Instances of one file go out together, so each worker parses a file about once.
-            futures = {pool.submit(_verify_in_worker, p): i for i, p in sorted(enumerate(planned), key=lambda x: x[1].file)}
-            for fut in as_completed(futures):
-                i = futures[fut]
-                try:
-                    results[i] = fut.result()
-                except Exception as exc:  # a worker that died: the instance says so, the scan goes on
-                    results[i] = (_failed(planned[i], "internal-error", f"the worker failed ({type(exc).__name__}: {exc})"), False)
-                done += 1
-                if progress is not None:
-                    progress(done - 1, len(planned), planned[i])
+            pending = {}
+
+            def submit(kind: str, idx: list[int]) -> None:
+                if kind == "probe":
+                    pending[pool.submit(_probe_in_worker, [planned[i] for i in idx])] = (kind, idx)
+                else:
+                    pending[pool.submit(_verify_in_worker, planned[idx[0]])] = (kind, idx)
+
+            for kind, idx in tasks:
+                submit(kind, idx)
+            while pending:
+                ready, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in ready:
+                    kind, idx = pending.pop(fut)
+                    try:
+                        outcome = fut.result()
+                    except Exception as exc:  # a worker that died: the instances say so, the scan goes on
+                        for i in idx:
+                            finish(i, (_failed(planned[i], "internal-error",
+                                               f"the worker failed ({type(exc).__name__}: {exc})"), False))
+                        continue
+                    if kind == "verify":
+                        finish(idx[0], outcome)
+                        continue
+                    for i, r in zip(idx, outcome):
+                        if r is None:
+                            submit("verify", [i])
+                        else:
+                            finish(i, r)
     if progress is not None:
         progress(len(planned), len(planned), None)
     report = ScanReport(Path(root))
@@ -177,6 +222,23 @@ def _init_worker(root: str, include_dirs, defines, arch, options, cache_dir: str
 
 def _verify_in_worker(p: Planned) -> tuple[InstanceResult, bool]:
     return verify_one(_WORKER["ws"], p, _WORKER["options"], _WORKER["cache"], _WORKER["hashes"])
+
+
+def _probe_in_worker(batch: list[Planned]) -> list:
+    """Instances of one op: lower it once (in this worker) and take from the cache what it has for
+    its IR; None for each instance that needs verifying."""
+    ws, options, cache = _WORKER["ws"], _WORKER["options"], _WORKER["cache"]
+    try:
+        op = ws.op(batch[0].file, batch[0].launcher)
+    except (OpNotFound, ParseError) as exc:
+        return [(_failed(p, "op-error", str(exc)), False) for p in batch]
+    ir = op_hash(op)
+    cache.put_fingerprint(closure_key(ws, batch[0].file, batch[0].launcher, _WORKER["hashes"]), ir)
+    out = []
+    for p in batch:
+        hit = _cached(cache, ir, p, options, ws.root)
+        out.append((hit, True) if hit is not None else None)
+    return out
 
 
 def verify_one(ws: Workspace, p: Planned, options: Options, cache: ResultCache | None = None,
