@@ -25,14 +25,26 @@ def evaluate(value, context: dict) -> str:
     return re.sub(r"\$\{\{(.*?)\}\}", sub, str(value))
 
 
-def input_env(with_: dict, context: dict) -> dict:
+def inputs(with_: dict, context: dict) -> dict:
     unknown = set(with_) - set(ACTION["inputs"])
     assert not unknown, f"inputs not declared in action.yml: {unknown}"
-    env = {}
-    for name, spec in ACTION["inputs"].items():
-        value = with_.get(name, spec.get("default", ""))
-        env[f"INPUT_{name.upper()}"] = evaluate(value, context)  # GitHub keeps the dashes
+    return {name: evaluate(with_.get(name, spec.get("default", "")), context) for name, spec in ACTION["inputs"].items()}
+
+
+def input_env(with_: dict, context: dict) -> dict:
+    """The INPUT_* variables GitHub sets (upper case, dashes kept) and action.yml's runs.env."""
+    values = inputs(with_, context)
+    env = {f"INPUT_{name.upper()}": value for name, value in values.items()}
+    ctx = {**context, **{f"inputs.{n}": v for n, v in values.items()}}
+    env.update({k: evaluate(v, ctx) for k, v in ACTION["runs"].get("env", {}).items()})
     return env
+
+
+def action_args(with_: dict, context: dict) -> list[str]:
+    """action.yml's runs.args with the inputs substituted, as the runner passes them to the image."""
+    values = inputs(with_, context)
+    ctx = {**context, **{f"inputs.{n}": v for n, v in values.items()}}
+    return [evaluate(a, ctx) for a in ACTION["runs"]["args"]]
 
 
 @dataclass
@@ -45,7 +57,7 @@ class Run:
 
 
 def run_action(repo: Path, tmp: Path, api_url: str, event: dict, event_name: str, with_: dict,
-               context: dict) -> Run:
+               context: dict, drop_dashed_inputs: bool = True) -> Run:
     tmp.mkdir(parents=True, exist_ok=True)
     event_path = tmp / "event.json"
     event_path.write_text(json.dumps(event))
@@ -56,7 +68,9 @@ def run_action(repo: Path, tmp: Path, api_url: str, event: dict, event_name: str
            "GITHUB_API_URL": api_url, "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(output),
            "GITHUB_REPOSITORY": event["repository"]["full_name"], "GITHUB_WORKSPACE": str(repo),
            "GITHUB_RUN_ID": "7", "GITHUB_RUN_ATTEMPT": "1", **input_env(with_, context)}
-    r = kernelvet(*ACTION["runs"]["args"], cwd=repo, env=env)
+    if drop_dashed_inputs:  # as some runners do: INPUT_* names with a dash never arrive
+        env = {k: v for k, v in env.items() if not (k.startswith("INPUT_") and "-" in k)}
+    r = kernelvet(*action_args(with_, context), cwd=repo, env=env)
     outputs = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
     return Run(r.returncode, r.stdout, r.stderr, summary.read_text(), outputs)
 

@@ -64,12 +64,24 @@ def test_action_inputs_become_arguments(monkeypatch):
     monkeypatch.setenv("INPUT_MODE", "deploy")
     with pytest.raises(ValueError):
         action.argv()
+    # Arguments win over the environment; an empty one falls back to it.
+    from bot.cli import parser
+    parsed = parser().parse_args(["action", "--mode=scan", "--shard=", "--paths=csrc/a.cu csrc/b.cu"])
+    monkeypatch.setattr(action, "_ARGS", action.parse_inputs(parsed))
+    argv = action.argv()
+    assert argv[:3] == ["scan", "csrc/a.cu", "csrc/b.cu"] and argv[argv.index("--shard") + 1] == "2/4"
 
 
 def test_action_yml_and_dockerfile():
     spec = yaml.safe_load((ROOT / "action.yml").read_text())
     assert spec["runs"]["using"] == "docker" and spec["runs"]["image"] == "Dockerfile"
-    assert spec["runs"]["args"] == ["action"]
+    args = spec["runs"]["args"]
+    assert args[0] == "action"
+    # Every input but the token as an argument (a Docker action may not get dashed INPUT_* names);
+    # the token only in the environment.
+    assert args[1:] == [f"--{n}=${{{{ inputs.{n} }}}}" for n in spec["inputs"] if n != "github-token"]
+    assert list(action.INPUTS) == [n for n in spec["inputs"] if n != "github-token"]
+    assert spec["runs"]["env"] == {"GITHUB_TOKEN": "${{ inputs.github-token }}"}
     assert spec["inputs"]["github-token"]["default"] == "${{ github.token }}"
     assert {"findings", "bug", "verified", "inconclusive", "sarif"} <= set(spec["outputs"])
     docker = (ROOT / "Dockerfile").read_text()

@@ -1,6 +1,7 @@
 """kernelvet action: the GitHub Action's entry point (action.yml runs it in the Docker image). It
-reads the action's inputs from the INPUT_* variables GitHub sets and runs ``pr``, ``scan`` or
-``post`` with them."""
+takes the action's inputs as ``--NAME=VALUE`` arguments (action.yml passes every input so), or else
+from the INPUT_* variables GitHub sets, and runs ``pr``, ``scan``, ``merge`` or ``post`` with them.
+The token comes from the environment (GITHUB_TOKEN) only."""
 from __future__ import annotations
 
 import glob
@@ -12,12 +13,27 @@ from .common import fail
 MODES = ("auto", "pr", "scan", "post", "merge")
 
 
+# The inputs of action.yml but the token (which comes in the environment only).
+INPUTS = ("mode", "manifest", "paths", "fail-on", "max-comments", "cache-dir", "sarif-file", "results-file",
+          "baseline", "shard", "time-budget", "explain-impact")
+_ARGS: dict[str, str] = {}
+
+
 def register(sub) -> None:
-    p = sub.add_parser("action", help="the GitHub Action's entry point (reads INPUT_* variables)")
+    p = sub.add_parser("action", help="the GitHub Action's entry point (inputs as --NAME=VALUE or INPUT_* variables)")
+    for name in INPUTS:
+        p.add_argument(f"--{name}", dest=f"input_{name}", metavar="VALUE", help=f"the action's input {name}")
     p.set_defaults(func=run)
 
 
+def parse_inputs(args) -> dict[str, str]:
+    return {name: v for name in INPUTS if (v := getattr(args, f"input_{name}", None)) is not None}
+
+
 def _input(name: str, default: str = "") -> str:
+    value = _ARGS.get(name)
+    if value is not None and value.strip() != "":
+        return value.strip()
     # GitHub upper-cases the name and keeps its dashes (INPUT_FAIL-ON); accept underscores too.
     for key in (f"INPUT_{name.upper()}", f"INPUT_{name.upper().replace('-', '_')}"):
         value = os.environ.get(key)
@@ -82,6 +98,8 @@ def argv() -> list[str]:
 def run(args) -> int:
     from ..cli import main
     try:
+        _ARGS.clear()
+        _ARGS.update(parse_inputs(args))
         command = argv()
     except ValueError as exc:
         return fail(f"kernelvet: {exc}")
