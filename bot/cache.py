@@ -84,7 +84,7 @@ def closure_key(ws, file: str, launcher: str, memo: dict | None = None) -> str |
                 return None
         h.update(memo[path].encode())
     for note in graph.notes:
-        h.update(f"note:{note.name}:{note.kind}".encode())
+        h.update(f"note:{note.name}:{note.why}".encode())
     return h.hexdigest()
 
 
