@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import binding as B
+from . import zeroconfig
 from .checks import default_checks
 from .engine.context import Options
 from .engine.interp import analyze
@@ -14,6 +15,7 @@ from .frontend import discover
 from .frontend.includes import IncludeGraph, IncludeResolver
 from .frontend.lower import Lowerer
 from .frontend.parse import ParseConfig, ParsedFile, parse_file
+from .frontend.typemap import qualified_name
 from .kir import nodes as N
 
 
@@ -78,6 +80,36 @@ class Workspace:
         lowered = LoweredOp(launcher, file, program, fn, program.fingerprint(fkey), unit.parsed.errors)
         self._ops[key] = lowered
         return lowered
+
+    def entry_points(self, file: str) -> list[str]:
+        """The ops of a file when no manifest names them (see discover.entry_points)."""
+        unit = self.unit(file)
+        return [qualified_name(c) for c in discover.entry_points(unit.parsed.tu, unit.parsed.path)]
+
+    def zero_config(self, op: LoweredOp, limits: zeroconfig.Limits | None = None) -> list[tuple[str, B.Instance]]:
+        """Instances of an op without a binding: symbolic shapes, dtypes and scalars."""
+        return zeroconfig.instances(op.program, op.fn, op.file, limits)
+
+    def verify_zero_config(self, op: LoweredOp, options: Options | None = None, name: str = "",
+                           limits: zeroconfig.Limits | None = None) -> InstanceResult:
+        """Verify an op without a binding: every zero-config variant (optional tensors present, and
+        absent), folded into one result whose verdict is the worst of them."""
+        merged = None
+        for label, inst in self.zero_config(op, limits):
+            r = self.verify(op, inst, options, name + (f" ({label})" if label else ""))
+            if merged is None:
+                merged = r
+                continue
+            merged.findings += [f for f in r.findings if f.key() not in {g.key() for g in merged.findings}]
+            merged.inconclusive += r.inconclusive
+            merged.assumptions += [a for a in r.assumptions if a not in merged.assumptions]
+            merged.kernels += [k for k in r.kernels if k not in merged.kernels]
+            merged.seconds += r.seconds
+            merged.queries += r.queries
+            rank = {"bug": 2, "inconclusive": 1, "verified": 0}
+            if rank[r.verdict] > rank[merged.verdict]:
+                merged.verdict = r.verdict
+        return merged
 
     def launchers(self, file: str) -> list[str]:
         unit = self.unit(file)

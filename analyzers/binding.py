@@ -71,7 +71,10 @@ def parse_expr(text: str | int | float) -> Expr:
     try:
         tree = ast.parse(str(text).strip(), mode="eval")
     except SyntaxError as exc:
-        raise ExprError(f"cannot parse expression {text!r}: {exc.msg}") from None
+        hint = ""
+        if str(text).count("(") != str(text).count(")"):
+            hint = " (in a YAML list [a, b], quote an expression that has a comma: \"ceil_div(a, b)\")"
+        raise ExprError(f"cannot parse expression {text!r}: {exc.msg}{hint}") from None
     return _convert(tree.body, str(text))
 
 
@@ -216,6 +219,7 @@ class UserDim:
     name: str
     lo: int
     hi: int
+    values: tuple | None = None  # the only values it takes (block_size in {16, 32, 64}); lo/hi are their min/max
 
 
 @dataclass(frozen=True)
@@ -224,6 +228,18 @@ class TensorArg:
     dtype: str
     strides: tuple | None = None  # Expr per dimension, None: contiguous
     values: tuple | None = None  # (lo, hi) Exprs bounding every element (index tensors)
+    optional: bool = False  # an optional tensor that may also be absent: both are verified
+    # Zero-config: the op never reads this tensor's shape, so only its caller knows how large it is;
+    # accesses are checked for negative offsets only (an assumption the result names).
+    unchecked: bool = False
+
+
+LAZY_DTYPE = ""  # a TensorArg dtype decided by the op itself (dispatch, data_ptr<T>()): zero-config
+
+
+@dataclass(frozen=True)
+class BufferArg:
+    """A raw device pointer whose allocation the op does not see (zero-config): unknown size."""
 
 
 @dataclass(frozen=True)
@@ -237,7 +253,7 @@ class AbsentArg:
     """An optional argument passed as nullopt / None."""
 
 
-Arg = TensorArg | ScalarArg | AbsentArg
+Arg = TensorArg | ScalarArg | AbsentArg | BufferArg
 
 
 @dataclass(frozen=True)

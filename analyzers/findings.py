@@ -10,13 +10,13 @@ from .kir.nodes import Span
 
 CHECKS = {
     "oob": "Out-of-bounds global memory access",
-    "shared-oob": "Out-of-bounds shared memory access",
-    "local-oob": "Out-of-bounds local array access",
+    "shared-oob": "Out-of-bounds shared memory access (static arrays, dynamic shared memory against the launch's size)",
+    "local-oob": "Out-of-bounds local array access (the object, and the row of a multi-dimensional array)",
     "overflow": "32-bit integer overflow reaching an address, size, bound or launch dimension",
     "narrowing": "Narrowing conversion that changes a value reaching an address, size, bound or launch dimension",
     "launch-config": "Launch configuration outside CUDA's limits",
-    "misaligned": "Misaligned vector access",
-    "null-deref": "Dereference of a null pointer",
+    "misaligned": "Misaligned access: the address is not a multiple of the accessed type's alignment (at most 16 bytes)",
+    "null-deref": "Dereference of a null pointer (a nullptr passed for an absent optional tensor, an empty optional)",
 }
 
 
@@ -49,6 +49,7 @@ class Finding:
     dtypes: list[str] = field(default_factory=list)
     zero_config: bool = False  # holds for some shape within default ranges, not for a bound model
     related: list[Span] = field(default_factory=list)  # other places that fail for the same witness
+    value_sources: list[tuple] = field(default_factory=list)  # (region kind, name, bounded) of loads it needs
 
     def key(self) -> tuple:
         return (self.check, self.location.file, self.location.line, self.location.col, self.kernel or "")
@@ -56,9 +57,10 @@ class Finding:
 
 @dataclass
 class Inconclusive:
-    reason: str  # timeout | solver-unknown | unsupported | path-explosion | binding-infeasible | imprecise-loop
+    reason: str  # timeout | solver-unknown | unsupported | path-explosion | binding-infeasible | imprecise-loop | unknown-alignment
     detail: str
     span: Span | None = None
+    kernel: str | None = None  # the kernel instantiation running when it happened; None: host code
 
 
 @dataclass

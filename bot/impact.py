@@ -14,6 +14,7 @@ which re-verifies only what it has not seen.
 """
 from __future__ import annotations
 
+import fnmatch
 import os
 import subprocess
 import tempfile
@@ -100,6 +101,16 @@ class BaseTree:
             target.write_bytes(out[pos:pos + size])
             pos += size + 1
 
+    def matching(self, patterns: list[str]) -> list[str]:
+        """Paths of the revision matching ``patterns`` (plain paths, or globs)."""
+        plain = [p for p in patterns if not any(ch in p for ch in "*?[")]
+        globs = [p for p in patterns if p not in plain]
+        if not globs:
+            return plain
+        names = subprocess.run(["git", "-C", str(self.root), "ls-tree", "-r", "--name-only", self.rev],
+                               capture_output=True, text=True).stdout.splitlines()
+        return plain + [n for n in names if any(fnmatch.fnmatch(n, g) for g in globs)]
+
     def close(self) -> None:
         self._tmp.cleanup()
 
@@ -115,10 +126,14 @@ def _relative(paths, root: Path) -> set[str]:
 
 
 def _model_files(manifest: LoadedManifest, root: Path) -> set[str]:
+    """The manifest and the config files its models read (a config may be a glob in version 1)."""
     files = {manifest.path}
     for m in manifest.spec.models:
         if m.config:
-            files.add(manifest.path.parent / m.config)
+            if any(ch in m.config for ch in "*?["):
+                files.update(manifest.path.parent.glob(m.config))
+            else:
+                files.add(manifest.path.parent / m.config)
     return _relative(files, root)
 
 
@@ -126,12 +141,12 @@ def analyse(root: Path, manifest: LoadedManifest, changes: ChangeSet, ws: Worksp
             base: BaseTree | None = None, cache=None) -> Impact:
     root = Path(root).resolve()
     changed = changes.paths()
-    planned = expand(manifest)
+    planned = expand(manifest, None, root)
     ops: list[OpImpact] = []
-    for i, spec in enumerate(manifest.spec.ops):
-        ops.append(OpImpact(i, spec.name, spec.file, spec.launcher or spec.name))
     by_op: dict[int, list[Planned]] = {}
     for p in planned:
+        if p.op_index not in by_op:
+            ops.append(OpImpact(p.op_index, p.op_name, p.file, p.launcher))
         by_op.setdefault(p.op_index, []).append(p)
 
     closures: dict[str, set[str]] = {}
@@ -205,11 +220,10 @@ def _hash(ws: Workspace, o: OpImpact, cache=None) -> str | None:
 
 def _changed_instances(root: Path, manifest: LoadedManifest, planned: list[Planned], base: BaseTree | None) -> set[tuple]:
     """(op name, file, launcher, instance) of every instance now that the base does not have."""
-    def ident(p: Planned, spec) -> tuple:
-        op = spec.ops[p.op_index]
-        return (op.name, op.file, op.launcher or op.name, repr(p.instance))
+    def ident(p: Planned) -> tuple:
+        return (p.op_name, p.file, p.launcher, repr(p.instance))
 
-    now = {ident(p, manifest.spec) for p in planned}
+    now = {ident(p) for p in planned}
     if base is None:
         return now
     rel = str(manifest.path.resolve().relative_to(root))
@@ -219,10 +233,11 @@ def _changed_instances(root: Path, manifest: LoadedManifest, planned: list[Plann
         return now
     try:
         raw = yaml.safe_load(base_manifest_path.read_text()) or {}
-        configs = [m["config"] for m in raw.get("models", []) if isinstance(m, dict) and isinstance(m.get("config"), str)]
-        base.materialise(os.path.normpath(str(Path(rel).parent / c)) for c in configs)
+        configs = [os.path.normpath(str(Path(rel).parent / m["config"])) for m in raw.get("models", [])
+                   if isinstance(m, dict) and isinstance(m.get("config"), str)]
+        base.materialise(base.matching(configs))
         base_manifest = load(base_manifest_path)
-        before = {ident(p, base_manifest.spec) for p in expand(base_manifest)}
+        before = {ident(p) for p in expand(base_manifest, None, base.dir)}
     except (ManifestError, yaml.YAMLError, AttributeError):
         return now  # the base's manifest did not load: everything is new
     return now - before

@@ -29,7 +29,7 @@ def dump(report: ScanReport, shard: tuple[int, int] | None = None) -> str:
 
 
 def load(paths: list[Path], root: Path, manifest: LoadedManifest, allow_partial: bool = False) -> ScanReport:
-    planned = {(p.op_index, repr(p.instance)): p for p in expand(manifest)}
+    planned = {(p.op_index, repr(p.instance)): p for p in expand(manifest, None, root)}
     seen: dict[tuple, str] = {}
     report = ScanReport(Path(root))
     for path in paths:

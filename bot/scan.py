@@ -15,8 +15,10 @@ from analyzers.findings import Finding, Inconclusive, InstanceResult
 from analyzers.frontend.parse import ParseError
 
 from .cache import ResultCache, cache_key, closure_key
+from . import zeroconfig
 from .irhash import op_hash
 from .manifest import LoadedManifest, Planned, expand
+from .manifest.schema import Manifest
 
 
 @dataclass
@@ -83,8 +85,8 @@ class ScanReport:
         return 0
 
 
-def options_for(manifest: LoadedManifest, time_budget_s: float | None = None) -> Options:
-    o = manifest.spec.options
+def options_for(manifest: LoadedManifest | None, time_budget_s: float | None = None) -> Options:
+    o = (manifest.spec if manifest is not None else Manifest(version=0, models=[], ops=[])).options
     return Options(time_budget_s=o.time_budget_s if time_budget_s is None else time_budget_s,
                    query_timeout_ms=o.query_timeout_ms, unroll_max=o.unroll_max, minimal_witness=o.minimal_witness)
 
@@ -105,18 +107,24 @@ def shard_of(planned: list[Planned], index: int, count: int) -> list[Planned]:
     return [p for p in planned if p.file in mine]
 
 
-def scan(root: Path, manifest: LoadedManifest, only_files: set[str] | None = None, progress=None,
-         options: Options | None = None, jobs: int | None = None, *, planned: list[Planned] | None = None,
+def scan(root: Path, manifest: LoadedManifest | None, only_files: set[str] | None = None, progress=None,
+         options: Options | None = None, jobs: int | None = None, zero_config_files: list[str] | None = None, *,
+         planned: list[Planned] | None = None,
          cache: ResultCache | None = None, shard: tuple[int, int] | None = None,
          workspace: Workspace | None = None) -> ScanReport:
     """Verify every instance of the manifest (or ``planned``), in ``jobs`` processes (default: one
-    per core), taking what ``cache`` holds for the same IR, binding and tool version. A
-    ``workspace`` that already lowered ops (the impact analysis's) is handed to forked workers."""
+    per core), and in zero-config mode every op of ``zero_config_files`` that the manifest does not
+    bind; take what ``cache`` holds for the same IR, binding and tool version. A ``workspace`` that
+    already lowered ops (the impact analysis's) is handed to forked workers."""
     t0 = time.perf_counter()
-    spec = manifest.spec
+    spec = manifest.spec if manifest is not None else Manifest(version=0, models=[], ops=[])
     opts = options or options_for(manifest)
     if planned is None:
-        planned = expand(manifest, only_files)
+        planned = expand(manifest, only_files, root) if manifest is not None else []
+        if zero_config_files:
+            covered = {(p.file, p.launcher) for p in planned}
+            planned += zeroconfig.plan(Path(root), zero_config_files, covered, spec.include_dirs, spec.defines,
+                                       spec.arch)
     if shard is not None:
         planned = shard_of(planned, *shard)
     setup = (str(root), tuple(spec.include_dirs), dict(spec.defines), spec.arch, opts,
@@ -264,7 +272,10 @@ def verify_one(ws: Workspace, p: Planned, options: Options, cache: ResultCache |
         if hit is not None:
             return hit, True
     try:
-        result = ws.verify(op, p.instance, options, p.label, p.models)
+        if p.instance is None:
+            result = ws.verify_zero_config(op, options, p.label)
+        else:
+            result = ws.verify(op, p.instance, options, p.label, p.models)
     except Exception as exc:  # a defect of kernelvet: say so, keep going
         return _failed(p, "internal-error", f"kernelvet failed on this instance ({type(exc).__name__}: {exc})"), False
     if key is not None:
@@ -284,7 +295,7 @@ def _cached(cache: ResultCache, fingerprint: str | None, p: Planned, options: Op
 
 
 def _failed(p: Planned, reason: str, detail: str) -> InstanceResult:
-    r = InstanceResult(p.op_name, p.label, list(p.models), p.instance.dtype, "inconclusive")
+    r = InstanceResult(p.op_name, p.label, list(p.models), p.instance.dtype if p.instance is not None else "any", "inconclusive")
     r.inconclusive.append(Inconclusive(reason, detail, None))
     return r
 
@@ -305,7 +316,9 @@ def merge(instances: list[InstanceReport]) -> list[MergedFinding]:
             for model in ir.planned.models:
                 _add(m.models, model)
             _add(m.dtypes, ir.result.dtype)
-    return sorted(merged.values(), key=lambda m: (m.location.file, m.location.line, m.location.col, m.check))
+    # Model-aware findings first: zero-config ones hold only for some shape, and rank below.
+    return sorted(merged.values(), key=lambda m: (m.finding.zero_config, m.location.file, m.location.line,
+                                                  m.location.col, m.check))
 
 
 def _add(xs: list, x) -> None:

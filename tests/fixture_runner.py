@@ -8,6 +8,7 @@ the findings it must produce on its own lines.
     dtypes: [float32]            # default [float32]
     args: {out: {shape: [num_tokens, hidden_size]}, ...}
     verdict: bug                 # what every instance must end with: bug | verified | inconclusive
+    zero_config: true            # no binding: every op of the file runs in zero-config mode
     */
     ...
     out[idx] = x;  // expect: oob
@@ -91,6 +92,9 @@ def run_fixture(fx: Fixture, tmp: Path):
     from bot.manifest import load
     from bot.scan import scan
 
+    if fx.header.get("zero_config"):
+        # No binding: the ops of the file run in zero-config mode.
+        return scan(FIXTURES, None, jobs=1, zero_config_files=[fx.name])
     mpath = tmp / "kernelvet.yaml"
     mpath.write_text(yaml.safe_dump(manifest_for(fx), sort_keys=False))
     return scan(FIXTURES, load(mpath), jobs=1)

@@ -12,6 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "minivllm"
+FIXTURES = ROOT / "tests" / "fixtures"
 INT_MAX = 2**31 - 1
 
 
@@ -35,6 +36,7 @@ def test_example_reports_exactly_the_planted_bugs(example_report):
     assert set(by_place(example_report)) == {
         ("csrc/layernorm_kernels.cu", 70, "narrowing"),  # 32-bit row offset, first loop
         ("csrc/layernorm_kernels.cu", 88, "narrowing"),  # 32-bit row offset, second loop
+        ("csrc/activation_kernels.cu", 56, "misaligned"),  # rows of odd length start off 16 bytes (JAIS only)
         ("csrc/activation_kernels.cu", 57, "oob"),  # vector tail past the row (JAIS only)
         ("csrc/quant_kernels.cu", 37, "oob"),  # missing token guard in the last block
         ("csrc/quant_kernels.cu", 55, "narrowing"),  # int num_elems = input.numel()
@@ -65,6 +67,18 @@ def test_vector_tail_witness_reads_past_the_tensor(example_report):
     token = w["blockIdx.x"]
     first = (token * 2 * d + d + i * 8) * 4  # byte offset of y's vector i (8 floats)
     assert first + 32 > w["num_tokens"] * 2 * d * 4
+
+
+def test_misaligned_witness_starts_a_row_off_16_bytes(example_report):
+    f = by_place(example_report)[("csrc/activation_kernels.cu", 56, "misaligned")]
+    w = f["witness"]
+    assert f["models"] == ["jais-13b"]
+    d = w["model.intermediate_size"]
+    i = next(v for k, v in w.items() if k.startswith("i (loop"))
+    elem = {"float32": 4, "float16": 2, "bfloat16": 2}[w["dtype"]]
+    assert w["blockIdx.x"] < w["num_tokens"]
+    assert ((w["blockIdx.x"] * 2 * d + i * 8) * elem) % 16 != 0  # the address of x's vector i
+    assert {r["line"] for r in f["related"]} >= {57}
 
 
 def test_token_guard_witness_runs_past_the_last_token(example_report):
@@ -137,11 +151,26 @@ def test_bad_manifest_exits_2_with_file_line(tmp_path):
 
 def test_missing_manifest_and_missing_launcher(tmp_path):
     r = kernelvet("scan", str(tmp_path))
-    assert r.returncode == 2 and "no manifest" in r.stderr
+    assert r.returncode == 2 and "nothing to verify" in r.stderr
     repo = make_repo(tmp_path, CLEAN.replace("void op(", "void other_op("))
     r = kernelvet("scan", str(repo))
     assert r.returncode == 3
     assert "op-error: k.cu: no function named 'op'" in r.stdout
+
+
+def test_without_a_manifest_every_op_runs_in_zero_config_mode(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "saxpy.cu").write_text((FIXTURES / "host" / "saxpy_missing_guard.cu").read_text())
+    r = kernelvet("scan", str(repo), "--format", "json")
+    assert r.returncode == 1, r.stderr
+    assert "zero-config mode" in r.stderr
+    doc = json.loads(r.stdout)
+    [finding] = doc["findings"]
+    assert finding["check"] == "oob" and finding["zero_config"] and finding["location"]["line"] == 14
+    # The witness is a real failing thread: the last block reads past the 1,000,000 floats of d_x.
+    w = finding["witness"]
+    assert (w["blockIdx.x"] * 256 + w["threadIdx.x"]) * 4 >= 4_000_000
 
 
 def test_a_file_that_does_not_parse_still_yields_a_verdict(tmp_path):

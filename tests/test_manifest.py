@@ -69,7 +69,7 @@ def test_identical_instances_are_verified_once_for_every_model(tmp_path):
     (GOOD.replace("shape: [hidden_size]", "shape: hidden_size"), 13, "valid list"),
     (GOOD.replace("dtype: float16", "dtype: float12"), 7, "unknown dtype 'float12'"),
     ("version: 0\nmodels: [{name: m, fields: {a: 1}}]\nuser_dims: {batch: {min: 5, max: 1}}\nops: []\n", 3, "above max"),
-    ("version: 1\nmodels: []\nops: []\n", 1, "version"),
+    ("version: 2\nmodels: []\nops: []\n", 1, "version"),
     (GOOD.replace("  - name: tiny\n    fields: {hidden_size: 64}", "  - fields: {hidden_size: 64}"), 5, "needs a 'name'"),
 ])
 def test_schema_errors_name_line_and_problem(tmp_path, snippet, line, words):

@@ -84,7 +84,9 @@ def test_review_then_rerun_then_push(h):
     assert sent["event"] == "COMMENT" and sent["commit_id"] == head
     act_line, quant_line = line_of(h.repo, ACT, "const vec gate = yv[i];"), line_of(h.repo, QUANT, "const int count")
     placed = {(c["path"], c["line"]) for c in sent["comments"]}
-    assert placed == {(ACT, act_line), (QUANT, quant_line)}
+    # gelu_and_mul's two JAIS findings (the misaligned x load, the y load past the row) and the
+    # launcher's narrowing: all three on lines of the diff's hunks.
+    assert placed == {(ACT, act_line - 1), (ACT, act_line), (QUANT, quant_line)}
     files = {f["filename"]: f for f in pull.files}
     for c in sent["comments"]:
         assert c["side"] == "RIGHT" and c["line"] in hunk_lines(c["path"], files[c["path"]]["patch"])
@@ -93,15 +95,15 @@ def test_review_then_rerun_then_push(h):
     assert "```suggestion\n  const int64_t count = input.numel();\n```" in narrowing
     assert "narrowing" in narrowing and "`input.numel()`" in narrowing and "static_scaled_int8_quant" in narrowing
     assert "num_tokens=" in narrowing and "llama-13b" in narrowing
-    oob = next(c["body"] for c in sent["comments"] if c["path"] == ACT)
+    oob = next(c["body"] for c in sent["comments"] if c["path"] == ACT and c["line"] == act_line)
     assert "`yv[i]`" in oob and "jais-13b" in oob and "gelu_and_mul" in oob and "suggestion" not in oob
     # The summary: ops x models, in the review body and the job summary.
     assert "| op | llama-13b | mistral-7b |" in sent["body"] and "❌ bug" in sent["body"]
-    assert "| `gelu_and_mul` |" in run.summary and "2 findings" in run.summary
+    assert "| `gelu_and_mul` |" in run.summary and "3 findings" in run.summary
     assert "#### Findings" in run.summary and f"`{QUANT}:{quant_line}`" in run.summary  # every finding listed
-    assert run.outputs["findings"] == "2" and run.outputs["sarif"] == "kernelvet.sarif"
+    assert run.outputs["findings"] == "3" and run.outputs["sarif"] == "kernelvet.sarif"
     sarif = json.loads((h.repo / "kernelvet.sarif").read_text())
-    assert {r["ruleId"] for r in sarif["runs"][0]["results"]} == {"oob", "narrowing"}
+    assert sorted(r["ruleId"] for r in sarif["runs"][0]["results"]) == ["misaligned", "narrowing", "oob"]
     # Files and comments were read page by page (two per page).
     assert len(h.fake.calls("GET", r"/pulls/7/files$")) == 2
 
@@ -114,7 +116,7 @@ def test_review_then_rerun_then_push(h):
     assert not h.fake.calls("PATCH", r"/pulls/comments/") and not h.fake.calls("DELETE", r"/pulls/comments/")
 
     # Someone answers the oob comment; then a push moves that code down and undoes the quant edit.
-    act_comment = next(c for c in pull.comments if c["path"] == ACT)
+    act_comment = next(c for c in pull.comments if c["path"] == ACT and c["line"] == act_line)
     h.fake.reply(7, act_comment["id"], "@someone this is real, tracking in #12")
     quant_comment = next(c for c in pull.comments if c["path"] == QUANT)
     edit(h.repo, ACT, "    const vec gate = yv[i];", "    // the gate half of the row\n    const vec gate = yv[i];")
@@ -136,7 +138,7 @@ def test_review_then_rerun_then_push(h):
     first_review = pull.reviews[0]
     assert "superseded" in first_review["body"] and "kernelvet:review" not in first_review["body"]
     live = [c for c in pull.comments if "kernelvet:finding:" in c["body"]]
-    assert [(c["path"], c["line"]) for c in live] == [(ACT, act_line + 1)]
+    assert sorted((c["path"], c["line"]) for c in live) == [(ACT, act_line - 1), (ACT, act_line + 1)]
 
 
 def test_secondary_rate_limit_is_retried_after_retry_after(h):
@@ -161,7 +163,7 @@ def test_a_lost_response_does_not_duplicate_the_review(h):
     run = h.action(pull)
     assert run.returncode == 1, run.stderr
     assert len(pull.reviews) == 1 and len(h.fake.calls("POST", r"/reviews$")) == 1
-    assert len([c for c in pull.comments if "kernelvet:finding:" in c["body"]]) == 2
+    assert len([c for c in pull.comments if "kernelvet:finding:" in c["body"]]) == 3
 
 
 def test_findings_outside_the_diff_go_to_the_body(h):
@@ -185,7 +187,7 @@ def test_max_comments_puts_the_rest_in_the_body(h):
     assert run.returncode == 1, run.stderr
     review = h.fake.calls("POST", r"/reviews$")[0].body
     assert len(review["comments"]) == 1
-    assert "1 more findings (over the limit of inline comments per review)" in review["body"]
+    assert "2 more findings (over the limit of inline comments per review)" in review["body"]
 
 
 def test_read_only_token_reports_clearly_and_keeps_the_findings(h):
@@ -194,8 +196,8 @@ def test_read_only_token_reports_clearly_and_keeps_the_findings(h):
     run = h.action(pull)
     assert run.returncode == 1  # the findings decide, not the failed post
     assert "::error::GitHub refused the review (403: Resource not accessible by integration)" in run.stdout
-    assert "2 findings" in run.summary
-    assert len(json.loads((h.repo / "kernelvet.sarif").read_text())["runs"][0]["results"]) == 2
+    assert "3 findings" in run.summary
+    assert len(json.loads((h.repo / "kernelvet.sarif").read_text())["runs"][0]["results"]) == 3
     assert not pull.reviews
 
 
@@ -207,7 +209,7 @@ def test_a_422_falls_back_to_the_body(h):
     run = h.action(pull)
     assert run.returncode == 1, run.stderr
     posts = h.fake.calls("POST", r"/reviews$")
-    assert len(posts) == 2 and len(posts[0].body["comments"]) == 2 and posts[1].body["comments"] == []
+    assert len(posts) == 2 and len(posts[0].body["comments"]) == 3 and posts[1].body["comments"] == []
     assert "GitHub rejected the inline comments" in run.stdout
     body = pull.reviews[0]["body"]
     assert "Findings outside the lines this pull request changes" in body and f"`{QUANT}:" in body
@@ -243,7 +245,7 @@ def test_fork_pull_request_writes_the_artifact_and_the_workflow_run_posts_it(h):
     posted = run_action(post_dir, h.tmp / "post-run", h.fake.url, event, "workflow_run", {}, {"github.token": TOKEN})
     assert posted.returncode == 1, posted.stderr
     review = h.fake.calls("POST", r"/reviews$")
-    assert len(review) == 1 and len(review[0].body["comments"]) == 2
+    assert len(review) == 1 and len(review[0].body["comments"]) == 3
     assert "| op |" in posted.summary
 
     # An artifact for another commit is refused.

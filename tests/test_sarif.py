@@ -40,7 +40,7 @@ def test_rules_and_results_are_what_code_scanning_reads(example_sarif):
         assert len(rule["properties"]["tags"]) <= 20
     results = run["results"]
     assert {(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in results} == {
-        ("narrowing", 70), ("narrowing", 88), ("oob", 57), ("oob", 37), ("narrowing", 55)}
+        ("narrowing", 70), ("narrowing", 88), ("misaligned", 56), ("oob", 57), ("oob", 37), ("narrowing", 55)}
     for r in results:
         assert rules[r["ruleIndex"]]["id"] == r["ruleId"] and r["level"] == "error"
         uri = r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]

@@ -104,7 +104,7 @@ def test_pull_request_workflow(tmp_path, fake, shared_cache):
     run, repo, head, _ = run_pr_workflow(tmp_path, fake, shared_cache)
     assert run.returncode == 1, run.stderr
     (post,) = fake.calls("POST", r"/pulls/3/reviews$")
-    assert post.body["commit_id"] == head and len(post.body["comments"]) == 2
+    assert post.body["commit_id"] == head and len(post.body["comments"]) == 3
 
 
 def test_fork_workflows(tmp_path, fake, shared_cache):
@@ -127,7 +127,7 @@ def test_fork_workflows(tmp_path, fake, shared_cache):
                         "workflow_run", step.get("with", {}), {"github.token": TOKEN})
     assert posted.returncode == 1, posted.stderr
     (post,) = fake.calls("POST", r"/reviews$")
-    assert post.body["commit_id"] == head and len(post.body["comments"]) == 2
+    assert post.body["commit_id"] == head and len(post.body["comments"]) == 3
 
 
 def test_nightly_workflow(tmp_path, shared_cache):
@@ -162,5 +162,5 @@ def test_nightly_workflow(tmp_path, shared_cache):
     assert sarif_step["if"] == "always()"  # ... and the SARIF is uploaded all the same
     sarif = json.loads((report / sarif_step["with"]["sarif_file"]).read_text())
     assert validation_errors(sarif) == []
-    assert len(sarif["runs"][0]["results"]) == 5  # the example's five planted bugs, from all shards
+    assert len(sarif["runs"][0]["results"]) == 6  # the example's six planted bugs, from all shards
     assert "| `fused_add_rms_norm` |" in run.summary

@@ -1,6 +1,7 @@
 """Checks: one module per check, each deciding on the events the engine emits."""
 from __future__ import annotations
 
+from .align import AlignmentCheck
 from .base import Check
 from .launch import LaunchCheck
 from .oob import BoundsCheck
@@ -8,7 +9,7 @@ from .overflow import OverflowCheck
 
 
 def default_checks() -> list[Check]:
-    return [BoundsCheck(), OverflowCheck(), LaunchCheck()]
+    return [BoundsCheck(), OverflowCheck(), LaunchCheck(), AlignmentCheck()]
 
 
-__all__ = ["Check", "default_checks", "BoundsCheck", "OverflowCheck", "LaunchCheck"]
+__all__ = ["Check", "default_checks", "BoundsCheck", "OverflowCheck", "LaunchCheck", "AlignmentCheck"]

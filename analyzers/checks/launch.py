@@ -27,6 +27,9 @@ class LaunchCheck(Check):
             (z3.UGT(bz.bv, 64), "blockDim.z above 64"),
             (z3.UGT(z3.ZeroExt(32, bx.bv) * z3.ZeroExt(32, by.bv) * z3.ZeroExt(32, bz.bv), 1024),
              "more than 1024 threads per block"),
+            *([(z3.UGT(z3.ZeroExt(32, bx.bv) * z3.ZeroExt(32, by.bv) * z3.ZeroExt(32, bz.bv), ev.max_threads),
+                f"more threads per block than the kernel's __launch_bounds__({ev.max_threads}) allows (the launch "
+                "fails with 'too many resources requested')")] if ev.max_threads and ev.max_threads < 1024 else []),
             (z3.UGT(gx.bv, (1 << 31) - 1), "gridDim.x above 2^31-1"),
             (z3.UGT(gy.bv, 65535), "gridDim.y above 65535"),
             (z3.UGT(gz.bv, 65535), "gridDim.z above 65535"),
@@ -44,11 +47,13 @@ class LaunchCheck(Check):
         if all(v.math is None for v in dims + [ev.smem]):
             g = [ints.I(v) for v in ev.grid]
             b = [ints.I(v) for v in ev.block]
+            threads = min(ev.max_threads or 1024, 1024)
             cond_i = z3.Or(b[0] > 1024, b[1] > 1024, b[2] > 64, g[0] > (1 << 31) - 1, g[1] > 65535, g[2] > 65535,
+                           b[0] * b[1] * b[2] > threads,
                            *[x < 1 for x in g + b], ints.I(ev.smem) > limit)
             if ctx.excluded(st.pc, cond_i):
                 return
-        model = ctx.find_model(st.pc, cond, ev.span)
+        model = ctx.find_model(st.pc, cond, ev.span, cond_i)
         if model is None:
             return
         ctx.mark(key)

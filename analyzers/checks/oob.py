@@ -36,6 +36,36 @@ def _same_cause(ctx, st, cond, ev, key) -> bool:
 class BoundsCheck(Check):
     id = "oob"
 
+    def __init__(self):
+        self.null_findings: dict = {}  # (kernel, null object) -> finding
+
+    def _null(self, ctx, st, ev, key) -> None:
+        """A dereference of a null pointer. One report per null pointer and kernel (the ``nullptr``
+        a launcher passes, an absent optional): its other dereferences are listed with it."""
+        region = ev.region
+        cond = ev.guard if ev.guard is not None else z3.BoolVal(True)
+        model = ctx.find_model(st.pc, cond, ev.span)
+        if model is None:
+            return
+        ctx.mark(key)
+        first = self.null_findings.get((ctx.kernel, region.id))
+        if first is not None:
+            if ev.span != first.location and ev.span not in first.related:
+                first.related.append(ev.span)
+            return
+        guard_i = ctx.lia.translate(ev.guard) if ev.guard is not None else z3.BoolVal(True)
+        model = ctx.minimal(st.pc, cond, guard_i, model)
+        action = "write through" if ev.write else "read through"
+        origin = ""
+        if region.span is not None and region.span.file:
+            origin = f"; the pointer is {region.name} at {region.span.file}:{region.span.line}"
+            if region.span.text and region.name == "nullptr" and region.span.text != "nullptr":
+                origin += f" (`{region.span.text}`)"
+        finding = make_finding(ctx, st, "null-deref", f"{action} a null pointer: `{ev.span.text}`{origin}", ev.span,
+                               model, cond, expression=ev.span, trace=list(ev.stack))
+        ctx.report(finding)
+        self.null_findings[(ctx.kernel, region.id)] = finding
+
     def on_access(self, ctx, st, ev) -> None:
         region = ev.region
         check = CHECK_OF_REGION.get(region.kind, "oob")
@@ -43,17 +73,56 @@ class BoundsCheck(Check):
         if key in ctx.reported:
             return
         if check == "null-deref":
-            cond = ev.guard if ev.guard is not None else z3.BoolVal(True)
-            model = ctx.find_model(st.pc, cond, ev.span)
-            if model is None:
-                return
-            ctx.mark(key)
-            guard_i = ctx.lia.translate(ev.guard) if ev.guard is not None else z3.BoolVal(True)
-            model = ctx.minimal(st.pc, cond, guard_i, model)
-            action = "write to" if ev.write else "read from"
-            ctx.report(make_finding(ctx, st, check, f"{action} a null pointer: `{ev.span.text}`", ev.span, model, cond,
-                                    expression=ev.span, trace=list(ev.stack)))
+            self._null(ctx, st, ev, key)
             return
+        self._object(ctx, st, ev, check, key)
+        if ev.within is not None and key not in ctx.reported:
+            self._dimension(ctx, st, ev, check, key)
+
+    def _dimension(self, ctx, st, ev, check, key) -> None:
+        """An index into a row of a multi-dimensional array (or an array member) stays in that row:
+        ``acc[r][c]`` with ``c`` past the row's end is a bug even where the byte offset is still
+        inside the object (it reads or writes a neighbouring row)."""
+        region = ev.region
+        base, count, esize = ev.within
+        off = ev.off
+        extent = count * esize
+        if base.concrete() is not None and off.lo >= base.lo and off.hi + ev.size <= base.lo + extent:
+            return
+        oi, bi = ints.I(off), ints.I(base)
+        guard_i = [ctx.lia.translate(ev.guard)] if ev.guard is not None else []
+        cond_i = z3.And(z3.Or(oi < bi, oi + ev.size > bi + extent), *guard_i)
+        if ctx.excluded(st.pc, cond_i):
+            return
+        cond = z3.Or(off.bv < base.bv, off.bv + ev.size > base.bv + extent)
+        if ev.guard is not None:
+            cond = z3.And(ev.guard, cond)
+        if _same_cause(ctx, st, cond, ev, key):
+            return
+        model = ctx.find_model(st.pc, cond, ev.span)
+        if model is None:
+            return
+        ctx.mark(key)
+        model = ctx.minimal(st.pc, cond, cond_i, model)
+        st.assume(ctx.lia.register(z3.Not(cond), z3.Not(cond_i)))
+        summary = depends_on_summary(ctx, cond)
+        if summary is not None:
+            ctx.stuck("imprecise-loop", f"a possible out-of-bounds index `{ev.span.text}` depends on {summary}, "
+                      "which the loop summary cannot bound", ev.span)
+            return
+        at = value_of(model, off.bv)
+        index = (at - value_of(model, base.bv)) // esize
+        action = "write" if ev.write else "read"
+        msg = (f"{action} of `{ev.span.text}` with index {index} into a dimension of {count} elements of "
+               f"`{region.name}` ({WHAT[check]}): byte offset {at} is inside the object, in a neighbouring row "
+               f"or member")
+        finding = make_finding(ctx, st, check, msg, ev.span, model, cond, expression=ev.span, trace=list(ev.stack))
+        ctx.report(finding)
+        ctx.witnesses.append((ctx.kernel, finding, model))
+
+    def _object(self, ctx, st, ev, check, key) -> None:
+        """The access stays inside its object, in bytes with the access size."""
+        region = ev.region
         off = ev.off
         if off.lo >= 0 and off.hi + ev.size <= region.size_lo:
             return  # in bounds for every value the interval allows
@@ -75,7 +144,7 @@ class BoundsCheck(Check):
             cond = z3.And(ev.guard, cond)
         if _same_cause(ctx, st, cond, ev, key):
             return
-        model = ctx.find_model(st.pc, cond, ev.span)
+        model = ctx.find_model(st.pc, cond, ev.span, cond_i)
         if model is None:
             return
         ctx.mark(key)
@@ -91,7 +160,10 @@ class BoundsCheck(Check):
         size = value_of(model, region.size)
         action = "write" if ev.write else "read"
         where = "before the start" if at < 0 else "past the end"
-        msg = (f"{action} of {ev.size} bytes at byte offset {at} of `{region.name}` ({size} bytes, {WHAT[check]}), "
+        what = WHAT[check]
+        if region.kind == "dynamic_shared" and region.span is not None:
+            what = f"dynamic shared memory, the size the launch at {region.span.file}:{region.span.line} gives"
+        msg = (f"{action} of {ev.size} bytes at byte offset {at} of `{region.name}` ({size} bytes, {what}), "
                f"{where}: `{ev.span.text}`")
         finding = make_finding(ctx, st, check, msg, ev.span, model, cond, expression=ev.span, trace=list(ev.stack))
         ctx.report(finding)

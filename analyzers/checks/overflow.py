@@ -43,15 +43,17 @@ class OverflowCheck(Check):
             if ctx.excluded(st.pc, site.iwraps, *guard_i):
                 continue
             cond = z3.And(differs, site.wraps, *([guard] if guard is not None else []))
-            model = ctx.find_model(st.pc, cond, span)
+            model = ctx.find_model(st.pc, cond, span, z3.And(site.iwraps, *guard_i))
             if model is None:
                 continue
             # An expression around it that wraps too is the one to fix (declare int64 and widen).
             for outer in sorted(pending, key=lambda s: (_length(s.span), s.id), reverse=True):
                 if outer is site or not _contains(outer.span, site.span):
                     continue
+                if ctx.excluded(st.pc, outer.iwraps, *guard_i):
+                    continue
                 outer_cond = z3.And(differs, outer.wraps, *([guard] if guard is not None else []))
-                outer_model = ctx.find_model(st.pc, outer_cond, span)
+                outer_model = ctx.find_model(st.pc, outer_cond, span, z3.And(outer.iwraps, *guard_i))
                 if outer_model is not None:
                     site, cond, model = outer, outer_cond, outer_model
                     break

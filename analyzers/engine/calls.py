@@ -119,7 +119,7 @@ class CallOps:
         engine tracks: the path is then inconclusive, never silently verified."""
         owner = e.name.rsplit("::", 1)[0] if "::" in e.name else ""
         host_object = owner.startswith("std::")
-        if isinstance(this, PtrV) and isinstance(this.pointee, (T.IntType, T.FloatType, T.BoolType, T.StructType)):
+        if isinstance(this, (PtrV, MultiPtrV)) and isinstance(this.pointee, (T.IntType, T.FloatType, T.BoolType, T.StructType)):
             self.load(st, self.deref(this, this.pointee, e.span), e.span)  # a member function reads its object
         for i, a in enumerate(args):
             pt = e.param_types[i] if i < len(e.param_types) else None

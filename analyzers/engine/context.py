@@ -13,6 +13,12 @@ from .solver import Solver, SolverUnknown
 from .values import Counter
 
 
+# Values the engine takes as unconstrained because they come from other threads or from code it
+# does not interpret: a finding that needs one is inconclusive, never a bug on its own.
+UNTRACKED = {"lane": "a value from another lane of the warp", "collective": "the result of a block or warp collective",
+             "atomic": "the old value of an atomic", "asm": "the output of inline assembly"}
+
+
 class BudgetExceeded(Exception):
     pass
 
@@ -21,6 +27,7 @@ class BudgetExceeded(Exception):
 class Options:
     time_budget_s: float = 60.0
     query_timeout_ms: int = 10_000
+    query_rlimit: int = 10_000_000  # z3 resource units per bit-vector query (deterministic)
     unroll_max: int = 16
     max_paths: int = 64
     max_call_depth: int = 24
@@ -31,8 +38,9 @@ class Options:
 class Symbol:
     name: str  # as shown in a witness
     term: z3.ExprRef
-    kind: str  # user | derived | thread | loop | load | havoc | host
+    kind: str  # user | derived | dtype | thread | loop | load | havoc | host
     signed: bool = True
+    origin: tuple = ()  # loads: (region kind, region name, has a bound value range)
 
 
 @dataclass
@@ -45,7 +53,7 @@ class Context:
     zero_config: bool = False
 
     def __post_init__(self):
-        self.solver = Solver(self.options.query_timeout_ms)
+        self.solver = Solver(self.options.query_timeout_ms, self.options.query_rlimit)
         self.lia = lia.Lia()
         lia.use(self.lia)
         self.counter = Counter()
@@ -72,10 +80,10 @@ class Context:
 
     # ------------------------------------------------------------ symbols
 
-    def symbol(self, display: str, term: z3.ExprRef, kind: str, signed: bool = True) -> z3.ExprRef:
+    def symbol(self, display: str, term: z3.ExprRef, kind: str, signed: bool = True, origin: tuple = ()) -> z3.ExprRef:
         # Symbols are found again by the name of their z3 constant (witness extraction, summaries).
         key = str(term) if z3.is_const(term) or kind != "user" else str(_vars(term)[0])
-        self.symbols[key] = Symbol(display, term, kind, signed)
+        self.symbols[key] = Symbol(display, term, kind, signed, origin)
         return term
 
     def fresh_name(self, base: str) -> str:
@@ -93,7 +101,7 @@ class Context:
         for inc in self.inconclusive:
             if inc.reason == reason and inc.detail == detail and inc.span == span:
                 return
-        self.inconclusive.append(Inconclusive(reason, detail, span))
+        self.inconclusive.append(Inconclusive(reason, detail, span, self.kernel))
 
     def aborted(self, reason: str, span: N.Span) -> None:
         """A path that ended at a failing check (TORCH_CHECK, a dtype check of data_ptr<T>())."""
@@ -101,9 +109,38 @@ class Context:
             self.aborts.append((reason, span))
 
     def report(self, finding: Finding) -> None:
+        why = self._value_dependence(finding)
+        if why is not None:
+            self.stuck("needs-values", f"a possible {finding.check} at `{finding.location.text}` {why}", finding.location)
+            return
         key = finding.key()
         if key not in self.findings:
             self.findings[key] = finding
+
+    def _value_dependence(self, finding: Finding) -> str | None:
+        """Why a finding cannot stand on its own, if it depends on loaded values that are not
+        inputs with a contract: values the kernel keeps in shared memory (which the engine does not
+        track), or, in zero-config mode, values of an input no binding bounds."""
+        for kind, name, bounded in finding.value_sources:
+            if kind in ("shared", "dynamic_shared"):
+                return f"depends on a value loaded from shared memory `{name}`, which the engine does not track"
+            if kind in UNTRACKED:
+                return f"depends on {UNTRACKED[kind]} ({name}), which the engine does not compute"
+            if self.zero_config and kind == "global" and not bounded:
+                return (f"depends on the values of `{name}`, which no binding bounds (give its range in the "
+                        "manifest's `values`)")
+        return None
+
+    def loads_in(self, cond) -> list[tuple]:
+        """The origins of the loaded values a condition mentions."""
+        if cond is None:
+            return []
+        out = []
+        for v in _vars(cond):
+            sym = self.symbols.get(str(v))
+            if sym is not None and sym.kind == "load" and sym.origin and sym.origin not in out:
+                out.append(sym.origin)
+        return out
 
     def already(self, key: tuple) -> bool:
         return key in self.reported
@@ -119,15 +156,27 @@ class Context:
         asking the bit-vectors at every branch."""
         if cond is not None and z3.is_false(cond):
             return False
-        return not self.lia.unsat(pc, *([self.lia.translate(cond)] if cond is not None else []))
+        return not self.lia.unsat(pc, *([self.lia.translate(cond)] if cond is not None else []), nonlinear=False)
 
     def excluded(self, pc, *int_conds) -> bool:
         """True when the integers prove that pc ∧ int_conds cannot hold."""
         return self.lia.unsat(pc, *int_conds)
 
-    def find_model(self, pc: tuple, cond: z3.BoolRef, span: N.Span | None):
+    def find_model(self, pc: tuple, cond: z3.BoolRef, span: N.Span | None, cond_int: z3.BoolRef | None = None):
         """A model of pc ∧ cond, None if infeasible. An unknown answer becomes an inconclusive
-        reason at ``span``."""
+        reason at ``span``. With ``cond_int`` (the condition in integers), the sizes of an integer
+        model are tried first: with every size fixed, products of sizes are constants and the
+        bit-vector query is easy, where the open one may not be."""
+        if cond_int is not None and len(self.dim_order) > 1:
+            names = [name for name, _ in self.dim_order]
+            # The linear minimum first (a small witness), then an exact nonlinear model.
+            for guess in (self.lia.minimize, self.lia.model_values):
+                values = guess(pc, cond_int, names)
+                if values:
+                    fixed = [term == values[name] for name, term in self.dim_order if name in values]
+                    guided = self._try_model(list(pc) + [cond] + fixed)
+                    if guided is not None:
+                        return guided
         try:
             return self.solver.model(list(pc) + [cond])
         except SolverUnknown as exc:
@@ -141,6 +190,13 @@ class Context:
         Otherwise ``model`` stays."""
         if not (self.options.minimal_witness and self.dim_order) or cond_int is None:
             return model
+        if self.zero_config:
+            # Many independent sizes: the integers' lexicographic minimum, checked once.
+            values = self.lia.minimize(pc, cond_int, [name for name, _ in self.dim_order])
+            if not values:
+                return model
+            fixed = [term == values[name] for name, term in self.dim_order if name in values]
+            return self._try_model(list(pc) + [cond] + fixed) or model
         values = self.lia.minimize(pc, cond_int, [name for name, _ in self.dim_order[:1]])
         if not values:
             return model
@@ -197,9 +253,13 @@ class Context:
         for sym in self.symbols.values():
             if sym.kind in ("user", "derived"):
                 out[sym.name] = _value(model, sym)
+            elif sym.kind == "dtype":
+                from .models.torch import SCALAR_NAMES
+                code = _value(model, sym)
+                out[sym.name] = SCALAR_NAMES.get(code, code)
         for name, value in self.model_fields:
             out[f"model.{name}"] = value
-        if self.dtype:
+        if self.dtype and self.dtype != "any":
             out["dtype"] = self.dtype
         if thread is not None:
             for sym in thread.symbols:

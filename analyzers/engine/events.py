@@ -20,6 +20,7 @@ class Access:
     guard: z3.BoolRef | None = None  # extra condition (one alternative of a pointer that may name several objects)
     vector: bool = False  # a vector access (float4, int4, ...): alignment matters
     align: int = 1
+    within: tuple | None = None  # (byte offset IntV, count, element size) of the sub-array indexed
 
 
 @dataclass(frozen=True)
@@ -41,3 +42,4 @@ class LaunchEvent:
     smem: IntV
     span: N.Span
     stack: tuple
+    max_threads: int | None = None  # the kernel's __launch_bounds__

@@ -64,17 +64,25 @@ class ExprOps:
                 base = self.deref(self.eval(e.base, st), _pointee(e.base.ty), e.span)
             else:
                 base = self.lvalue(e.base, st)
-            return self.field_loc(base, e.field, e.span)
+            return self.field_loc(base, e.field, e.span, e.ty)
         if isinstance(e, N.Index):
-            bt = T.strip_ref(e.base.ty)
+            arr = e.base
+            if isinstance(arr, N.Cast) and arr.kind == "decay" and isinstance(T.strip_ref(arr.operand.ty), T.ArrayType):
+                arr = arr.operand  # the array itself: its row's extent is known
+            bt = T.strip_ref(arr.ty)
             idx = self.eval(e.index, st)
             if not isinstance(idx, IntV):
                 raise PathEnd("stuck", "index that is not an integer", e.span)
             if isinstance(bt, T.ArrayType):
-                base = self.lvalue(e.base, st)
+                base = self.lvalue(arr, st)
                 ptr = _loc_ptr(base, bt.elem)
-            else:
-                ptr = self.eval(e.base, st)
+                loc = self.deref(self.ptr_add(ptr, idx, e.span, self.stack_spans(st)), e.ty, e.span)
+                if bt.count and isinstance(loc, Loc) and isinstance(base, Loc) and isinstance(arr, (N.Index, N.Member)):
+                    # A row of a 2-D array, an array member of a struct: an access is checked
+                    # against the sub-array too, not only against the whole object.
+                    loc = Loc(loc.region, loc.off, loc.ty, (base.off, bt.count, max(bt.elem.size, 1)))
+                return loc
+            ptr = self.eval(e.base, st)
             return self.deref(self.ptr_add(ptr, idx, e.span, self.stack_spans(st)), e.ty, e.span)
         if isinstance(e, N.Deref):
             return self.deref(self.eval(e.operand, st), e.ty, e.span)
@@ -134,11 +142,20 @@ class ExprOps:
         if isinstance(e.ty, T.IntType):
             return const_int(e.value, e.ty)
         if isinstance(e.ty, T.PtrType) and e.value == 0:
-            return self.null_ptr(e.ty)
+            return self.null_ptr(e.ty, e.span)
         return const_int(e.value, T.INT64)
 
-    def null_ptr(self, ty: T.Type) -> PtrV:
-        return PtrV(self.null_region, const_int(0, T.INT64), T.strip_ref(ty).pointee if isinstance(T.strip_ref(ty), T.PtrType) else T.VOID)
+    def null_ptr(self, ty: T.Type, span: N.Span | None = None, what: str = "nullptr") -> PtrV:
+        """A null pointer. Each place that makes one (a ``nullptr``, an absent optional) has its
+        own null object, so that a null dereference can say where the pointer came from."""
+        pointee = T.strip_ref(ty).pointee if isinstance(T.strip_ref(ty), T.PtrType) else T.VOID
+        region = self.null_region
+        if span is not None and span.file:
+            key = ("null", span.file, span.line, span.col, what)
+            region = self._statics.get(key)
+            if region is None:
+                region = self._statics[key] = self.new_region("null", what, 0, span)
+        return PtrV(region, const_int(0, T.INT64), pointee)
 
     def ev_load(self, e: N.Expr, st: State) -> Val:
         if isinstance(e, N.Member) and isinstance(e.base, N.Global) and e.base.name in BUILTIN_VARS:
@@ -157,7 +174,7 @@ class ExprOps:
         return FloatV(e.ty)
 
     def ev_null(self, e: N.NullLit, st: State) -> Val:
-        return self.null_ptr(e.ty if isinstance(T.strip_ref(e.ty), T.PtrType) else T.PtrType(T.VOID))
+        return self.null_ptr(e.ty if isinstance(T.strip_ref(e.ty), T.PtrType) else T.PtrType(T.VOID), e.span)
 
     def ev_str(self, e: N.StrLit, st: State) -> Val:
         return OpaqueV("string", e.ty)
@@ -279,12 +296,17 @@ class ExprOps:
         if isinstance(a, IntV) and isinstance(b, IntV):
             return self.compare(op, a, b, span)
         if isinstance(a, PtrV) and isinstance(b, PtrV):
-            if a.region is b.region:
+            if _same_object(a, b):
                 return ints.compare(op, a.off, b.off)
             if op in ("==", "!="):
                 return BoolV(z3.BoolVal(op == "!="))
         if isinstance(a, (PtrV, MultiPtrV)) and isinstance(b, (PtrV, MultiPtrV)) and op in ("==", "!="):
-            return BoolV(z3.Bool(self.ctx.fresh_name("pointer_comparison")))
+            # A pointer that may name several objects (``flag ? p : nullptr``): equal exactly when
+            # both name the same object at the same offset, under the alternatives' conditions.
+            eq = z3.Or(*[z3.And(ca, cb, ints.compare("==", pa.off, pb.off).term if _same_object(pa, pb)
+                                else z3.BoolVal(False))
+                         for ca, pa in _alternatives(a) for cb, pb in _alternatives(b)])
+            return BoolV(eq if op == "==" else z3.Not(eq))
         return BoolV(z3.Bool(self.ctx.fresh_name("comparison")))
 
     def ev_assign(self, e: N.Assign, st: State) -> Val:
@@ -376,7 +398,7 @@ class ExprOps:
             if isinstance(v, MultiPtrV):
                 return MultiPtrV(tuple((c, PtrV(p.region, p.off, to.pointee)) for c, p in v.alts), to.pointee)
             if isinstance(v, IntV) and v.concrete() == 0:
-                return self.null_ptr(to)
+                return self.null_ptr(to, span)
             if isinstance(v, (FuncV, OpaqueV)):
                 return v
             raise PathEnd("stuck", "an integer converted to a pointer", span)
@@ -441,6 +463,9 @@ class ExprOps:
             loc = self.lvalue(out, st)
             v = fresh_value(T.strip_ref(loc.ty), "asm_output", self.ctx.counter)
             if v is not None:
+                if isinstance(v, IntV):
+                    what = f"inline assembly at {e.span.file}:{e.span.line}"
+                    self.ctx.symbol(what, v.bv, "load", v.ty.signed, ("asm", what, False))
                 self.store(st, loc, v, e.span)
         self.ctx.note(f"inline assembly at {e.span.file}:{e.span.line}: its outputs are taken as unconstrained values")
         return OpaqueV("void")
@@ -457,6 +482,15 @@ ExprOps._rv = {
     N.Cast: ExprOps.ev_cast, N.InitList: ExprOps.ev_initlist, N.Lambda: ExprOps.ev_lambda, N.Asm: ExprOps.ev_asm,
     N.Unsupported: ExprOps.ev_unsupported,
 }
+
+
+def _same_object(a: PtrV, b: PtrV) -> bool:
+    """Two pointers into the same object (every null pointer names the same null object)."""
+    return a.region is b.region or (a.region.kind == "null" and b.region.kind == "null")
+
+
+def _alternatives(p) -> tuple:
+    return p.alts if isinstance(p, MultiPtrV) else ((z3.BoolVal(True), p),)
 
 
 def _pointee(t: T.Type) -> T.Type:

@@ -15,13 +15,15 @@ from .context import Symbol
 from .events import LaunchEvent, Sink
 from .memory import PathEnd
 from .state import Frame, State, fresh_value, new_frame_id
-from .values import BoolV, FloatV, IntV, OpaqueV, OptionalV, Region, StructV, TensorV, const_int
+from .values import BoolV, FloatV, FuncV, IntV, LazyDtype, OpaqueV, OptionalV, PtrV, Region, StructV, TensorV, const_int
 
 UINT = T.UINT32
 DIM3 = T.StructType("dim3", (T.Field("x", UINT, 0), T.Field("y", UINT, 4), T.Field("z", UINT, 8)), 12, 4)
 UINT3 = T.StructType("uint3", DIM3.fields, 12, 4)
 MAX_BLOCK = (1024, 1024, 64)
 MAX_GRID = ((1 << 31) - 1, 65535, 65535)
+# The size of an allocation only the caller knows: large enough for any offset an access can form.
+UNCHECKED_SIZE = 1 << 62
 
 
 @dataclass
@@ -49,7 +51,11 @@ class HostOps:
             self.ctx.symbol(d.name, bv, "user")
             self.ctx.user_terms.append(bv)
             st.assume(z3.And(bv >= d.lo, bv <= d.hi))
-            self.dims[d.name] = IntV(T.INT64, bv, d.lo, d.hi, iv=lia.CURRENT.var(d.name, d.lo, d.hi))
+            iv = lia.CURRENT.var(d.name, d.lo, d.hi)
+            if d.values is not None:
+                # A dim from a set (block_size in {16, 32, 64}): one of them, for both layers.
+                st.assume(lia.CURRENT.register(z3.Or(*[bv == v for v in d.values]), z3.Or(*[iv == v for v in d.values])))
+            self.dims[d.name] = IntV(T.INT64, bv, d.lo, d.hi, iv=iv)
             user_order.append((d.name, bv))
             self.ctx.dim_lo[d.name] = d.lo
         for name, expr in inst.derived:
@@ -101,12 +107,18 @@ class HostOps:
         if kind == "tensor":
             if not isinstance(arg, B.TensorArg):
                 raise BindingError(f"argument '{p.name}' of {fn.display} is a tensor: the binding must give its shape")
+            if arg.optional:
+                raise BindingError(f"argument '{p.name}' of {fn.display} is not an optional tensor: 'optional' needs "
+                                   "std::optional<Tensor>")
             return self.make_tensor(p.name, arg, st, p.span)
         if kind == "optional":
             if arg is None or isinstance(arg, B.AbsentArg):
                 return OptionalV(None, p.name)
             if isinstance(arg, B.TensorArg):
-                return OptionalV(self.make_tensor(p.name, arg, st, p.span), p.name)
+                present = None
+                if arg.optional:  # present or absent: both are explored, under a symbol of the witness
+                    present = self.ctx.symbol(f"{p.name}.has_value()", z3.Bool(self.ctx.fresh_name(f"{p.name}_present")), "user")
+                return OptionalV(self.make_tensor(p.name, arg, st, p.span), p.name, present)
             raise BindingError(f"argument '{p.name}' of {fn.display} is an optional tensor: give a shape or 'absent'")
         if isinstance(ty, (T.IntType, T.BoolType)):
             if isinstance(arg, B.ScalarArg) and arg.value is not None:
@@ -125,10 +137,17 @@ class HostOps:
                 if isinstance(v, IntV):
                     self.ctx.symbol(p.name, v.bv, "user", ty.signed)
                     self.ctx.note(f"argument '{p.name}' is unbound: any value of {ty.name}")
+                elif isinstance(v, BoolV):
+                    self.ctx.symbol(p.name, v.term, "user")
                 return v
             raise BindingError(f"argument '{p.name}' of {fn.display} is a scalar: give a value expression")
         if isinstance(ty, T.FloatType):
             return FloatV(ty)
+        if isinstance(ty, T.PtrType) and isinstance(arg, B.BufferArg):
+            self.ctx.note(f"'{p.name}' points to memory the op does not allocate: accesses through it are checked "
+                          "for negative offsets only")
+            region = self.new_region("global", p.name, UNCHECKED_SIZE, p.span, align=256, note="unchecked")
+            return PtrV(region, const_int(0, T.INT64), ty.pointee)
         if isinstance(ty, T.PtrType):
             raise BindingError(f"argument '{p.name}' of {fn.display} is a raw pointer: bind the op that owns the tensor")
         return OpaqueV("argument", ty)
@@ -137,10 +156,11 @@ class HostOps:
         dims = tuple(self.sym_int(e, span) for e in arg.shape)
         for d in dims:
             st.assume(lia.CURRENT.register(d.bv >= 0, ints.I(d) >= 0))
-        size = B.DTYPE_SIZES.get(arg.dtype)
-        if size is None:
+        lazy = arg.dtype == B.LAZY_DTYPE
+        size = None if lazy else B.DTYPE_SIZES.get(arg.dtype)
+        if size is None and not lazy:
             raise BindingError(f"tensor '{name}': unknown dtype {arg.dtype!r}")
-        note = ""
+        note = "unchecked" if arg.unchecked else ""
         if arg.strides is not None:
             strides = tuple(self.sym_int(e, span) for e in arg.strides)
             # The elements a strided view can reach: 1 + sum((dim - 1) * stride).
@@ -155,12 +175,48 @@ class HostOps:
             extent = const_int(1, T.INT64)
             for d in dims:
                 extent = ints.arith("*", extent, d, T.INT64, span)
-        nbytes = ints.arith("*", extent, const_int(size, T.INT64), T.INT64, span)
         values = None
         if arg.values is not None:
             values = (self.sym_int(arg.values[0], span), self.sym_int(arg.values[1], span))
-        region = self.new_region("global", name, nbytes, span, elem_size=size, values=values, align=256, note=note)
-        return TensorV(name, dims, strides, arg.dtype, region)
+        if arg.unchecked:
+            self.ctx.note(f"the op never reads the shape of '{name}': its size is its caller's contract, so accesses "
+                          "to it are checked for negative offsets only")
+        if not lazy:
+            region = self.storage_region(name, extent, size, span, values, note)
+            return TensorV(name, dims, strides, arg.dtype, region)
+        code, esize = self.dtype_symbol(name, st)
+        lazy_dtype = LazyDtype(code, esize, extent)
+        nbytes = UNCHECKED_SIZE if arg.unchecked else ints.arith("*", extent, esize, T.INT64, span)
+        placeholder = self.new_region("global", name, nbytes, span, values=values, align=256, note=note)
+        return TensorV(name, dims, strides, B.LAZY_DTYPE, placeholder, lazy=lazy_dtype)
+
+    def storage_region(self, name: str, extent: IntV, esize: int, span: N.Span, values=None, note: str = "") -> Region:
+        if note == "unchecked":
+            return self.new_region("global", name, UNCHECKED_SIZE, span, elem_size=esize, values=values, align=256,
+                                   note=note)
+        nbytes = ints.arith("*", extent, const_int(esize, T.INT64), T.INT64, span)
+        return self.new_region("global", name, nbytes, span, elem_size=esize, values=values, align=256, note=note)
+
+    def dtype_symbol(self, name: str, st: State) -> tuple[IntV, IntV]:
+        """The dtype of a zero-config tensor as a c10::ScalarType symbol, and its element size."""
+        from .models.torch import SCALAR_NAMES, SCALAR_TYPES
+        codes = sorted(set(SCALAR_TYPES.values()))
+        code_name = self.ctx.fresh_name(f"dtype({name})")
+        code = z3.BitVec(code_name, 8)
+        code_iv = lia.CURRENT.var(code_name, codes[0], codes[-1])
+        esize_name = self.ctx.fresh_name(f"element_size({name})")
+        esize = z3.BitVec(esize_name, 64)
+        esize_iv = lia.CURRENT.var(esize_name, 1, 8)
+        sizes = {c: B.DTYPE_SIZES[SCALAR_NAMES[c]] for c in codes}
+        st.assume(lia.CURRENT.register(z3.Or(*[code == c for c in codes]), z3.Or(*[code_iv == c for c in codes])))
+        for c in codes:
+            st.assume(lia.CURRENT.register(z3.Implies(code == c, esize == sizes[c]),
+                                           z3.Implies(code_iv == c, esize_iv == sizes[c])))
+        st.assume(lia.CURRENT.register(z3.Or(*[esize == k for k in (1, 2, 4, 8)]),
+                                       z3.Or(*[esize_iv == k for k in (1, 2, 4, 8)])))
+        self.ctx.symbol(f"dtype({name})", code, "dtype")
+        ty = T.IntType(8, True, "c10::ScalarType")
+        return IntV(ty, code, codes[0], codes[-1], iv=code_iv), IntV(T.INT64, esize, 1, 8, iv=esize_iv)
 
     # ------------------------------------------------------------ binding expressions
 
@@ -226,11 +282,17 @@ class HostOps:
         if smem.math is not None:
             self.emit_sink(st, Sink(smem, "shared-size", e.smem.span if e.smem is not None else e.span, stack,
                                     f"the dynamic shared memory size of {what}"))
+        kernel = self.program.functions.get(e.kernel) if e.kernel else None
+        if e.target is not None:
+            fn = self.eval(e.target, st)
+            if not isinstance(fn, FuncV) or fn.key not in self.program.functions:
+                raise PathEnd("stuck", f"launch through `{e.name}`, a kernel pointer the engine cannot follow", e.span)
+            kernel = self.program.functions[fn.key]
+            e = N.Launch(fn.key, kernel.display, e.grid, e.block, e.smem, e.stream, e.args, span=e.span)
         event = LaunchEvent(e.name, tuple(grid.fields[a] for a in "xyz"), tuple(block.fields[a] for a in "xyz"),
-                            smem, e.span, stack)
+                            smem, e.span, stack, kernel.max_threads if kernel is not None else None)
         for check in self.ctx.checks:
             check.on_launch(self.ctx, st, event)
-        kernel = self.program.functions.get(e.kernel) if e.kernel else None
         if kernel is None:
             raise PathEnd("stuck", f"kernel {e.name} has no body in this translation unit", e.span)
         self.run_kernel(kernel, e, st, grid, block, smem, args)
@@ -261,9 +323,10 @@ class HostOps:
             refined[name] = StructV(DIM3, fields)
         b = refined["block"].fields
         machine = {a: ints.machine_int(v) for a, v in b.items()}
+        max_threads = min(kernel.max_threads or 1024, 1024)
         kst.assume(lia.CURRENT.register(
-            z3.ULE(z3.ZeroExt(32, b["x"].bv) * z3.ZeroExt(32, b["y"].bv) * z3.ZeroExt(32, b["z"].bv), 1024),
-            machine["x"] * machine["y"] * machine["z"] <= 1024))
+            z3.ULE(z3.ZeroExt(32, b["x"].bv) * z3.ZeroExt(32, b["y"].bv) * z3.ZeroExt(32, b["z"].bv), max_threads),
+            machine["x"] * machine["y"] * machine["z"] <= max_threads))
         symbols = []
         tid, bid = {}, {}
         for axis in "xyz":

@@ -47,6 +47,10 @@ def _interpret(lo: int, hi: int, ty: T.IntType) -> tuple[int, int]:
     return (lo, hi) if _fits(lo, hi, ty) else (ty.min, ty.max)
 
 
+def _const_scaled(v: IntV) -> bool:
+    return v.scaled is not None and isinstance(v.scaled[1], int)
+
+
 def _abstract(ty: T.IntType, bv, lo: int, hi: int, **kw) -> IntV:
     """A result the integers do not follow: its integer twin is bounded by the interval only."""
     return IntV(ty, bv, lo, hi, iv=lia.CURRENT.bounded(bv, lo, hi), **kw)
@@ -157,8 +161,16 @@ def arith(op: str, a: IntV, b: IntV, ty: T.IntType, span: N.Span, stack=()) -> I
         shift = b
         b = IntV(ty, widen(b.bv, b.ty.signed, ty.bits), b.lo, b.hi, None, b.sites, iv=I(b))
     x, y = a.bv, b.bv
-    if op == "/" and b.concrete() and a.scaled is not None and a.scaled[1] % b.concrete() == 0 \
+    if op == "/" and b.concrete() is None and a.scaled is not None and isinstance(a.scaled[1], IntV) \
             and a.math is None and b.math is None:
+        # (m * n) / n, the product exact and n > 0: m. numel / hidden_size is the row count, not a
+        # 64-bit division the solver has to bit-blast.
+        base, factor = a.scaled
+        for keep, drop in ((base, factor), (factor, base)):
+            if b.lo > 0 and z3.eq(I(drop), I(b)):
+                return convert(keep, ty, span, stack) if keep.ty != ty else keep
+    if op == "/" and b.concrete() and a.scaled is not None and isinstance(a.scaled[1], int) \
+            and a.scaled[1] % b.concrete() == 0 and a.math is None and b.math is None:
         # (n * c) / d with d | c, the product exact: n * (c / d). Keeps divisions out of the solver.
         base, factor = a.scaled
         q = factor // b.concrete()
@@ -189,9 +201,11 @@ def arith(op: str, a: IntV, b: IntV, ty: T.IntType, span: N.Span, stack=()) -> I
         scaled = None
         if op == "*" and not divergent:
             if b.concrete() and a.lo >= 0:
-                scaled = (a, b.concrete()) if a.scaled is None else (a.scaled[0], a.scaled[1] * b.concrete())
+                scaled = (a, b.concrete()) if not _const_scaled(a) else (a.scaled[0], a.scaled[1] * b.concrete())
             elif a.concrete() and b.lo >= 0:
-                scaled = (b, a.concrete()) if b.scaled is None else (b.scaled[0], b.scaled[1] * a.concrete())
+                scaled = (b, a.concrete()) if not _const_scaled(b) else (b.scaled[0], b.scaled[1] * a.concrete())
+            elif a.lo >= 0 and b.lo >= 0:
+                scaled = (a, b)
         if iv is None:
             return _abstract(ty, r, lo, hi, math=math, sites=sites, scaled=scaled) if math is None else \
                 IntV(ty, r, lo, hi, math, sites, scaled, lia.CURRENT.bounded(math, None, None))

@@ -19,7 +19,9 @@ _ids = itertools.count(1)
 
 
 class Lia:
-    def __init__(self, timeout_ms: int = 500):
+    # Work limits in z3's resource units, not seconds: an answer must not depend on how busy the
+    # machine is. About half a second of arithmetic on an idle core; the wall clock is a backstop.
+    def __init__(self, rlimit: int = 2_000_000, timeout_ms: int = 10_000):
         self.atoms: dict[int, z3.BoolRef] = {}
         self.nonlinear: dict[int, z3.BoolRef] = {}  # used by the second tier only
         self.bounds: dict[str, z3.BoolRef] = {}
@@ -27,12 +29,14 @@ class Lia:
         self.products: dict[tuple, z3.ArithRef] = {}
         self.definitions: list = []  # exact nonlinear facts, for the second tier
         self.product_names: set[str] = set()
+        self._by_factor: dict[int, list] = {}  # factor term id -> [(product, other factor)]
         self._keep: list = []  # z3 ids stay unique while their terms live
         self._memo: dict[int, z3.BoolRef] = {}
         self._memo_nl: dict[int, z3.BoolRef] = {}
         self.skipped = False
         self.quiet: set[int] = set()  # nonlinear definitions that alone never justify the second tier
         self.timeout_ms = timeout_ms
+        self.rlimit = rlimit
         self.queries = 0
         self.proved = 0
         self.seconds = 0.0
@@ -68,7 +72,22 @@ class Lia:
             self.definitions.append(p == x * y)
             self.product_names.add(str(p))
             self.products[key] = p
+            self._order_lemmas(p, ((x, y, yl), (y, x, xl)))
         return self.products[key]
+
+    def _order_lemmas(self, p: z3.ArithRef, sides) -> None:
+        """Products that share a non-negative factor are ordered as their other factors are:
+        row < rows gives row * hidden + hidden <= rows * hidden. Linear facts about the product
+        variables, true for all values, which McCormick envelopes alone cannot give; they prove the
+        row bounds of kernels whose sizes are all symbols."""
+        for other, c, c_lo in sides:
+            if c_lo < 0:
+                continue
+            for q, other_q in self._by_factor.get(c.get_id(), ()):
+                self.bounds[f"{p}.order.{q}"] = z3.And(
+                    z3.Implies(other <= other_q, p <= q), z3.Implies(other_q <= other, q <= p),
+                    z3.Implies(other + 1 <= other_q, p + c <= q), z3.Implies(other_q + 1 <= other, q + c <= p))
+            self._by_factor.setdefault(c.get_id(), []).append((p, other))
 
     def bounded(self, key: z3.ExprRef, lo: int, hi: int) -> z3.ArithRef:
         """An integer standing for a value the integers do not follow exactly (a bitwise result,
@@ -129,7 +148,7 @@ class Lia:
 
     # ------------------------------------------------------------ queries
 
-    def unsat(self, pc, *conds) -> bool:
+    def unsat(self, pc, *conds, nonlinear: bool = True) -> bool:
         """True when pc ∧ conds is proved unsatisfiable in the integers (then it is, in the program).
         Linear arithmetic first; when that cannot decide and nonlinear facts were left out (a
         product of two sizes), once more with them in z3's nonlinear arithmetic."""
@@ -137,8 +156,10 @@ class Lia:
         if all(linear(c) for c in conds):
             if self._check("QF_LIA", [self.translate(c) for c in pc], conds):
                 return True
-            if not self.skipped and not self._mentions_product(conds):
+            if not nonlinear or (not self.skipped and not self._mentions_product(conds)):
                 return False
+        elif not nonlinear:
+            return False
         return self._check("QF_NIA", [self.translate(c, nonlinear=True) for c in pc] + self.definitions, conds)
 
     def _mentions_product(self, conds) -> bool:
@@ -158,6 +179,7 @@ class Lia:
     def _check(self, logic: str, pc_terms, conds) -> bool:
         s = z3.SolverFor(logic)
         s.set("timeout", self.timeout_ms)
+        s.set("rlimit", self.rlimit)
         for t in pc_terms:
             if not z3.is_true(t):
                 s.add(t)
@@ -172,10 +194,36 @@ class Lia:
             return True
         return False
 
+    def model_values(self, pc, cond: z3.BoolRef, names: list[str]) -> dict | None:
+        """Values of ``names`` in a model of pc ∧ cond in nonlinear integer arithmetic (products
+        exact), or None. A guess for a witness, which the bit-vectors then confirm."""
+        s = z3.SolverFor("QF_NIA")
+        s.set("timeout", self.timeout_ms)
+        s.set("rlimit", self.rlimit)
+        for c in pc:
+            t = self.translate(c, nonlinear=True)
+            if not z3.is_true(t):
+                s.add(t)
+        s.add(cond, *self.bounds.values(), *self.definitions)
+        t0 = time.perf_counter()
+        r = s.check()
+        self.seconds += time.perf_counter() - t0
+        self.queries += 1
+        if r != z3.sat:
+            return None
+        m = s.model()
+        out = {}
+        for name in names:
+            v = m.eval(z3.Int(name), model_completion=True)
+            if z3.is_int_value(v):
+                out[name] = v.as_long()
+        return out
+
     def minimize(self, pc, cond: z3.BoolRef, names: list[str]) -> dict | None:
         """The lexicographically smallest values of ``names`` for which pc ∧ cond holds in integers."""
         opt = z3.Optimize()
-        opt.set("timeout", self.timeout_ms * 2)
+        opt.set("timeout", self.timeout_ms)
+        opt.set("rlimit", self.rlimit)
         for c in pc:
             t = self.translate(c)
             if not z3.is_true(t):

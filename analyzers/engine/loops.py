@@ -274,14 +274,19 @@ class LoopOps:
         where = f"{loop.span.file}:{loop.span.line}"
         havocked = set(shape.assigned)
         k = None
+        inside = None
         if shape.ind is not None:
+            self._inside = None
             k = self._induction(shape, st, where, loop)
+            inside, self._inside = self._inside, None
             if k is not None:
                 havocked.discard(shape.ind.id)
                 havocked -= set(shape.secondary)
         for vid in havocked:
             self.havoc_var(st, vid, where)
         entry = st.fork()
+        if inside is not None:
+            entry.assume(inside)
         if cond is not None:
             c = self.truth(self.eval(cond, entry), loop.span)
             self._bound_sink(shape, entry, loop)
@@ -350,7 +355,9 @@ class LoopOps:
             elif negative and shape.cmp in (">", ">="):
                 lo = max(ty.min, bound.lo + (1 if shape.cmp == ">" else 0))
             if (lo, hi) != (value.lo, value.hi) and lo <= hi:
-                st.assume(cond.term)
+                # The narrower interval holds inside the loop only: summarise assumes the condition
+                # on the iteration's state, not here (after the loop it would claim an iteration ran).
+                self._inside = cond.term
                 self._store_tracked(st, ind_loc.region, ind_loc.off, ty, IntV(ty, bv, lo, hi, iv=iv), loop.span)
         for vid, (decl, sexpr, neg) in shape.secondary.items():
             self._advance(st, decl, sexpr, neg, k, where, loop)

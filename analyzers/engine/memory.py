@@ -74,10 +74,13 @@ class MemoryOps:
             raise PathEnd("stuck", f"dereference of a {type(p).__name__}", span)
         return Loc(p.region, p.off, ty)
 
-    def field_loc(self, loc, name: str, span: N.Span):
+    def field_loc(self, loc, name: str, span: N.Span, member_ty: T.Type | None = None):
         if isinstance(loc, MultiLoc):
-            return MultiLoc(tuple((c, self.field_loc(sub, name, span)) for c, sub in loc.alts), loc.ty)
+            return MultiLoc(tuple((c, self.field_loc(sub, name, span, member_ty)) for c, sub in loc.alts), loc.ty)
         st = T.strip_ref(loc.ty)
+        if isinstance(st, T.FloatType) and member_ty is not None and T.strip_ref(member_ty).size == st.size:
+            # The raw storage of a half / bf16 / fp8 value (x.__x): its bits, which are unknown.
+            return Loc(loc.region, loc.off, T.strip_ref(member_ty))
         if isinstance(st, T.StructType):
             f = st.field(name)
             if f is not None:
@@ -89,26 +92,45 @@ class MemoryOps:
 
     def emit_access(self, st: State, loc: Loc, size: int, write: bool, span: N.Span, guard=None) -> None:
         region = loc.region
+        within = getattr(loc, "within", None)
         if region.tracked and region.kind in ("local", "param"):
             c = loc.off.concrete()
             sz = region.size_concrete
-            if c is not None and sz is not None and 0 <= c and c + size <= sz:
+            need = min(T.strip_ref(loc.ty).align, 16)
+            if c is not None and sz is not None and 0 <= c and c + size <= sz and _inside(within, c, size) \
+                    and (region.kind == "param" or (c % max(need, 1) == 0 and need <= region.align)):
                 return
         vec = isinstance(T.strip_ref(loc.ty), T.StructType) and size in (8, 16) and region.kind != "param"
-        ev = Access(region, loc.off, size, write, span, self.stack_spans(st), guard, vec, T.strip_ref(loc.ty).align)
+        ev = Access(region, loc.off, size, write, span, self.stack_spans(st), guard, vec, T.strip_ref(loc.ty).align,
+                    within)
         for check in self.ctx.checks:
             check.on_access(self.ctx, st, ev)
 
     def load(self, st: State, loc, span: N.Span) -> Val:
         if isinstance(loc, MultiLoc):
             value = None
-            for c, sub in loc.alts:
+            for c, sub in self._live_alternatives(st, loc, False, span):
                 guarded = st.fork(c)
                 v = self._load_one(guarded, sub, span, c)
                 st.pc = st.pc + guarded.pc[len(st.pc) + 1:]  # keep the value constraints of the load
                 value = v if value is None else (merge_values(c, v, value) or v)
             return value
         return self._load_one(st, loc, span, None)
+
+    def _live_alternatives(self, st: State, loc: MultiLoc, write: bool, span: N.Span) -> list:
+        """The alternatives of a pointer that may name several objects, less the null ones: a null
+        alternative is checked (null-deref, under its condition) and the path goes on where it does
+        not hold, as after any reported access. All null: the path ends."""
+        live = []
+        for c, sub in loc.alts:
+            if sub.region.kind == "null":
+                self.emit_access(st, sub, max(T.strip_ref(sub.ty).size, 1), write, span, c)
+                st.assume(z3.Not(c))
+            else:
+                live.append((c, sub))
+        if not live:
+            raise PathEnd("abort", "null dereference", span, kind="null")
+        return live
 
     def _load_one(self, st: State, loc: Loc, span: N.Span, guard) -> Val:
         ty = T.strip_ref(loc.ty)
@@ -123,7 +145,7 @@ class MemoryOps:
 
     def store(self, st: State, loc, value: Val, span: N.Span) -> None:
         if isinstance(loc, MultiLoc):
-            for c, sub in loc.alts:
+            for c, sub in self._live_alternatives(st, loc, True, span):
                 if sub.region.tracked:
                     old = self._load_tracked(st, sub.region, sub.off, sub.ty, span)
                     self.emit_access(st, sub, max(T.strip_ref(sub.ty).size, 1), True, span, c)
@@ -230,7 +252,8 @@ class MemoryOps:
             return StructV(v.ty, {k: self._bound_loaded(st, region, f, span) for k, f in v.fields.items()})
         if not isinstance(v, IntV):
             return v
-        self.ctx.symbol(f"{region.name}[...] loaded at {span.file}:{span.line}", v.bv, "load", v.ty.signed)
+        self.ctx.symbol(f"{region.name}[...] loaded at {span.file}:{span.line}", v.bv, "load", v.ty.signed,
+                        (region.kind, region.name, region.values is not None))
         if region.values is None:
             return v
         lo, hi = region.values
@@ -248,6 +271,14 @@ def index_to_int64(idx: IntV, span: N.Span, stack=()) -> IntV:
         return IntV(T.INT64, idx.bv, T.INT64.min, T.INT64.max, idx.math, idx.sites, None,
                     lia.CURRENT.bounded(idx.bv, T.INT64.min, T.INT64.max))
     return ints.convert(idx, T.INT64, span, stack)
+
+
+def _inside(within, c: int, size: int) -> bool:
+    """A concrete access inside the sub-array it indexes (True when there is none)."""
+    if within is None:
+        return True
+    lo = within[0].concrete()
+    return lo is not None and lo <= c and c + size <= lo + within[1] * within[2]
 
 
 def _elem_size(ty: T.Type) -> int:

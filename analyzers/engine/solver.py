@@ -1,4 +1,7 @@
-"""z3 queries with per-query timeouts, a result cache, and witnesses with the smallest user sizes."""
+"""z3 queries with per-query work limits, a result cache, and witnesses with the smallest user sizes.
+
+A query's limit is counted in z3's resource units (``rlimit``), so a verdict is the same on a busy
+CI runner and on an idle laptop; the wall-clock timeout only backs it up."""
 from __future__ import annotations
 
 import time
@@ -26,6 +29,7 @@ class SolverStats:
 @dataclass
 class Solver:
     timeout_ms: int = 10_000
+    rlimit: int = 10_000_000  # about 10 s of bit-vector search on an idle core
     stats: SolverStats = field(default_factory=SolverStats)
 
     def __post_init__(self):
@@ -36,7 +40,8 @@ class Solver:
         # A fresh solver per query: after push/pop z3 leaves its bit-blasting pipeline for the
         # incremental core, which is several times slower on these queries.
         s = z3.Tactic("qfbv").solver()
-        s.set("timeout", timeout_ms or self.timeout_ms)
+        s.set("timeout", max(timeout_ms or self.timeout_ms, 60_000))
+        s.set("rlimit", self.rlimit)
         return s
 
     def _check(self, constraints) -> tuple[z3.CheckSatResult, z3.ModelRef | None]:
@@ -47,7 +52,9 @@ class Solver:
         self.stats.seconds += time.perf_counter() - t
         self.stats.queries += 1
         if r == z3.unknown:
-            self._last_unknown = s.reason_unknown() or "unknown"
+            why = s.reason_unknown() or "unknown"
+            self._last_unknown = "its work limit was reached" if why in ("canceled", "timeout") or "resource" in why \
+                else why
         return r, (s.model() if r == z3.sat else None)
 
     def feasible(self, constraints: list, strict: bool = False) -> bool:

@@ -12,7 +12,7 @@ import z3
 from ..kir import nodes as N
 from ..kir import types as T
 from . import ints
-from .values import BoolV, FloatV, IntV, MultiPtrV, PtrV, Region, StructV, Val, fresh_int
+from .values import BoolV, FloatV, IntV, MultiPtrV, OpaqueV, PtrV, Region, StructV, Val, fresh_int
 
 _frame_ids = itertools.count(1)
 
@@ -132,6 +132,9 @@ def merge_values(c: z3.BoolRef, a: Val | None, b: Val | None) -> Val | None:
         return BoolV(z3.If(c, a.term, b.term))
     if isinstance(a, FloatV) and isinstance(b, FloatV):
         return a
+    if isinstance(a, OpaqueV) and isinstance(b, OpaqueV) and a.kind == b.kind and a.ty == b.ty \
+            and a.payload is None and b.payload is None:
+        return a  # void results, handles: nothing to tell apart
     if isinstance(a, (PtrV, MultiPtrV)) and isinstance(b, (PtrV, MultiPtrV)):
         return merge_pointers(c, a, b)
     if isinstance(a, StructV) and isinstance(b, StructV) and a.fields.keys() == b.fields.keys():

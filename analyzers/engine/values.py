@@ -55,7 +55,7 @@ class IntV(Val):
     hi: int
     math: z3.BitVecRef | None = None
     sites: frozenset = frozenset()
-    scaled: tuple | None = None  # (base IntV, factor): this value is exactly base * factor
+    scaled: tuple | None = None  # (base IntV, factor int or IntV): this value is exactly base * factor
     iv: z3.ArithRef | None = None  # the exact value as an integer term (lia.py); None: not followed
 
     @property
@@ -132,12 +132,27 @@ class TensorV(Val):
     dtype: str
     region: Region
     offset: IntV | None = None  # element offset of a view into ``region``
+    lazy: "LazyDtype | None" = None  # zero-config: the dtype is a symbol the op's own code decides
+
+
+@dataclass(eq=False)
+class LazyDtype:
+    """A tensor whose dtype the binding leaves open. ``code`` is its c10::ScalarType as a symbol
+    (a dispatch switch forks on it, ``data_ptr<T>()`` pins it); ``esize`` its element size, tied to
+    ``code``. Storage is one region per element size, created when a path first learns it, so sizes
+    in bytes stay linear (extent * 2, never extent * esize)."""
+
+    code: "IntV"
+    esize: "IntV"
+    extent: "IntV"  # elements the storage holds
+    regions: dict = field(default_factory=dict)  # element size -> Region
 
 
 @dataclass(frozen=True, eq=False)
 class OptionalV(Val):
     value: Val | None
     name: str = ""
+    present: z3.BoolRef | None = None  # symbolic presence (the binding says the argument may be absent)
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,6 +186,7 @@ class Loc:
     region: Region
     off: IntV
     ty: T.Type
+    within: tuple | None = None  # (byte offset IntV, count, element size): the sub-array indexed (a row of a 2-D array)
 
 
 @dataclass(frozen=True, eq=False)

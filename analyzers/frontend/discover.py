@@ -51,3 +51,75 @@ def launchers(tu: ci.TranslationUnit, main_file: Path) -> list[ci.Cursor]:
                     out.append(c)
                     break
     return out
+
+
+LAUNCH_FUNCTIONS = {"cudaLaunchKernel", "cudaLaunchKernelEx", "cudaLaunchCooperativeKernel", "cudaLaunchKernelExC"}
+_CONFIG_CALLS = ("cudaConfigureCall", "__cudaPushCallConfiguration")
+
+
+def _is_kernel(c: ci.Cursor) -> bool:
+    return any(k.kind == CK.CUDAGLOBAL_ATTR for k in c.get_children())
+
+
+def _is_device_only(c: ci.Cursor) -> bool:
+    kinds = {k.kind for k in c.get_children()}
+    return CK.CUDADEVICE_ATTR in kinds and CK.CUDAHOST_ATTR not in kinds
+
+
+def is_launch(node: ci.Cursor) -> bool:
+    if node.kind != CK.CALL_EXPR:
+        return False
+    if node.spelling in LAUNCH_FUNCTIONS:
+        return True
+    kids = list(node.get_children())
+    return len(kids) >= 2 and kids[1].kind == CK.CALL_EXPR and kids[1].spelling in _CONFIG_CALLS
+
+
+class LaunchReach:
+    """Which host functions reach a kernel launch, directly or through the functions (templates,
+    lambdas) they call. Memoised per definition."""
+
+    def __init__(self):
+        self._memo: dict[str, bool] = {}
+
+    def reaches(self, c: ci.Cursor) -> bool:
+        defn = c.get_definition() or c
+        key = defn.get_usr() or f"{defn.location.file}:{defn.location.line}:{defn.spelling}"
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = False  # recursion: not (yet) a launcher
+        found = False
+        for node in defn.walk_preorder():
+            if is_launch(node):
+                found = True
+                break
+            if node.kind == CK.CALL_EXPR:
+                ref = node.referenced
+                if ref is not None and ref.kind in (CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE) \
+                        and not _is_kernel(ref) and self._has_body(ref) and self.reaches(ref):
+                    found = True
+                    break
+        self._memo[key] = found
+        return found
+
+    @staticmethod
+    def _has_body(c: ci.Cursor) -> bool:
+        defn = c.get_definition()
+        return defn is not None and any(ch.kind == CK.COMPOUND_STMT for ch in defn.get_children())
+
+
+def entry_points(tu: ci.TranslationUnit, main_file: Path) -> list[ci.Cursor]:
+    """The ops of ``main_file`` when no manifest names them: host functions defined there that reach
+    a kernel launch and that no other such function of the file calls (the torch op, a plain CUDA
+    ``main``). Templates are reached through their callers, never entry points themselves."""
+    reach = LaunchReach()
+    candidates = [c for c in function_definitions(tu, main_file)
+                  if not _is_kernel(c) and not _is_device_only(c) and reach.reaches(c)]
+    called: set[str] = set()
+    for c in candidates:
+        for node in c.walk_preorder():
+            if node.kind in (CK.CALL_EXPR, CK.DECL_REF_EXPR) and node.referenced is not None:
+                ref = node.referenced.get_definition() or node.referenced
+                if ref != c:
+                    called.add(ref.get_usr())
+    return [c for c in candidates if c.get_usr() not in called]

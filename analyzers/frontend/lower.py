@@ -14,7 +14,7 @@ import clang.cindex as ci
 
 from ..kir import nodes as N
 from ..kir import types as T
-from . import clangx
+from . import attrs, clangx
 from .includes import SHIM_ROOT
 from .parse import ParsedFile
 from .typemap import TypeMapper, clean_spelling, qualified_name
@@ -109,7 +109,11 @@ class Lowerer:
             if kind == ci.TemplateArgumentKind.TYPE:
                 out.append(clean_spelling(c.get_template_argument_type(i).get_canonical().spelling))
             elif kind == ci.TemplateArgumentKind.INTEGRAL:
-                out.append(str(c.get_template_argument_value(i)))
+                value = c.get_template_argument_value(i)
+                if value == -1 and c.get_template_argument_unsigned_value(i) == 1:
+                    out.append("true")  # a bool argument: one bit, which reads as -1 when signed
+                else:
+                    out.append(str(value))
             else:
                 out.append("?")
         return tuple(out)
@@ -207,8 +211,12 @@ class Lowerer:
         display = f"{name}<{', '.join(targs)}>" if targs else name
         if kind == "lambda":
             display = f"lambda in {self._stack[-2] if len(self._stack) > 1 else name}"
+        max_threads = None
+        if kind == "kernel":
+            values = dict(zip(attrs.template_parameter_names(c), targs))
+            max_threads = attrs.launch_bounds(c, {k: v for k, v in values.items() if v.lstrip("-").isdigit()})
         return N.Function(key, name, display, tuple(params), self.types(c.result_type), N.Block(tuple(stmts), span=self.span(body)),
-                          kind, this_type, span=self.span(c))
+                          kind, this_type, span=self.span(c), max_threads=max_threads)
 
     # ------------------------------------------------------------ declarations
 
@@ -304,6 +312,10 @@ class Lowerer:
             self._local_statics[_ident(d)] = v
             self.program.globals.setdefault(f"{v.name}#{v.id}", v)
             return N.Decl(v, self.expr(init) if init is not None else None, span=self.span(d))
+        if v.storage in ("shared", "extern_shared"):
+            # A function-local __shared__ array: its uses name this declaration, of this template
+            # instantiation (a global by name would be one object, one size, for all of them).
+            self._local_statics[_ident(d)] = v
         init = clangx.var_initializer(d)
         return N.Decl(v, self.expr(init) if init is not None else None, span=self.span(d))
 
@@ -626,6 +638,8 @@ class Lowerer:
             if cfg.kind == CK.CALL_EXPR and cfg.spelling in _CONFIG_CALLS:
                 return self.launch(c, cfg, sp)
         args_c = list(c.get_arguments())
+        if c.spelling == "cudaLaunchKernelEx":
+            return self.runtime_launch(c, args_c, sp)
         if ref is None or ref.kind.is_invalid():
             return N.Unsupported("call to an unresolved function", ty, span=sp)
         if ref.kind == CK.CONSTRUCTOR:
@@ -660,6 +674,39 @@ class Lowerer:
         key = self.function(ref)
         return N.Call(name, key, args, ty, this, None, targs, ptypes, span=sp)
 
+    def runtime_launch(self, c: ci.Cursor, args_c: list, sp: N.Span) -> N.Expr:
+        """``cudaLaunchKernelEx(&config, kernel, args...)`` as a launch, like ``<<<>>>``: its
+        arguments are typed C++ arguments (``cudaLaunchKernel``'s argument array is read by its
+        model instead)."""
+        if len(args_c) < 2:
+            return N.Unsupported("cudaLaunchKernelEx without a kernel", T.VOID, span=sp)
+        kernel = _kernel_of(args_c[1])
+        if kernel is None:
+            return N.Unsupported("cudaLaunchKernelEx of a kernel the engine cannot name", T.VOID, span=sp)
+        cfg = self.expr(args_c[0])
+        cfg_ty = T.strip_ref(cfg.ty)
+        st = cfg_ty.pointee if isinstance(cfg_ty, T.PtrType) else cfg_ty
+        arrow = isinstance(cfg_ty, T.PtrType)
+        fields = {f.name: f.type for f in getattr(st, "fields", ())}
+        if not {"gridDim", "blockDim"} <= fields.keys():
+            return N.Unsupported("cudaLaunchKernelEx with a configuration the engine cannot read", T.VOID, span=sp)
+
+        def member(name):
+            return N.Member(cfg, name, arrow, fields[name], span=sp)
+        smem = member("dynamicSmemBytes") if "dynamicSmemBytes" in fields else N.IntLit(0, T.SIZE_T, span=sp)
+        key = self.function(kernel)
+        name = self.function_name(kernel)
+        targs = self.template_args(kernel)
+        display = f"{name}<{', '.join(targs)}>" if targs else name
+        params = [p for p in (kernel.get_definition() or kernel).get_children() if p.kind == CK.PARM_DECL]
+        args = []
+        for a, p in zip(args_c[2:], params):
+            e = self.expr(a)
+            pty = self.types(p.type)
+            # The runtime converts each argument to the kernel's parameter type, as a call would.
+            args.append(e if _same_type(T.strip_ref(e.ty), pty) else N.Cast("implicit", e, pty, span=e.span))
+        return N.Launch(key, display, member("gridDim"), member("blockDim"), smem, None, tuple(args), span=sp)
+
     def launch(self, c: ci.Cursor, cfg: ci.Cursor, sp: N.Span) -> N.Expr:
         kernel = c.referenced
         cfg_args = [self.expr(a) for a in cfg.get_arguments()]
@@ -668,11 +715,44 @@ class Lowerer:
         args = tuple(self.expr(a) for a in c.get_arguments())
         if kernel is None or kernel.kind.is_invalid():
             return N.Unsupported("launch of an unresolved kernel", T.VOID, span=sp)
+        if kernel.kind in (CK.VAR_DECL, CK.PARM_DECL, CK.FIELD_DECL):
+            # kernel<<<...>>>(...) through a pointer (auto kernel = cond ? k<1> : k<2>): the engine
+            # reads which kernel it holds on each path.
+            callee = _unwrap(list(c.get_children())[0])
+            return N.Launch(None, kernel.spelling, cfg_args[0], cfg_args[1], cfg_args[2], cfg_args[3], args,
+                            target=self.expr(callee), span=sp)
         key = self.function(kernel)
         name = self.function_name(kernel)
         targs = self.template_args(kernel)
         display = f"{name}<{', '.join(targs)}>" if targs else name
         return N.Launch(key, display, cfg_args[0], cfg_args[1], cfg_args[2], cfg_args[3], args, span=sp)
+
+
+def _kernel_of(c: ci.Cursor | None) -> ci.Cursor | None:
+    """The kernel a runtime launch names: ``kernel``, ``&kernel<T>``, ``(void*)kernel``, or a local
+    initialised with one (``auto fn = kernel<T, 8>;``)."""
+    seen = 0
+    while c is not None and seen < 8:
+        seen += 1
+        c = _unwrap(c)
+        if c.kind in (CK.CSTYLE_CAST_EXPR, CK.CXX_STATIC_CAST_EXPR, CK.CXX_REINTERPRET_CAST_EXPR,
+                      CK.UNARY_OPERATOR, CK.PAREN_EXPR, CK.CXX_FUNCTIONAL_CAST_EXPR):
+            kids = [k for k in c.get_children() if k.kind.is_expression()]
+            c = kids[-1] if kids else None
+            continue
+        if c.kind == CK.DECL_REF_EXPR:
+            ref = c.referenced
+            if ref is None:
+                return None
+            if ref.kind == CK.VAR_DECL:
+                inits = [k for k in ref.get_children() if k.kind.is_expression()]
+                c = inits[-1] if inits else None
+                continue
+            if any(k.kind == CK.CUDAGLOBAL_ATTR for k in (ref.get_definition() or ref).get_children()):
+                return ref
+            return None
+        return None
+    return None
 
 
 def _same_type(a: T.Type, b: T.Type) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from .types import Type, VOID
+from .types import FuncType, Type, VOID
 
 
 @dataclass(frozen=True)
@@ -239,6 +239,7 @@ class Launch(Expr):
     args: tuple[Expr, ...]
     ty: Type = VOID
     span: Span = _span()
+    target: Expr | None = None  # a launch through a kernel pointer: the pointer (kernel is None)
 
 
 @dataclass(frozen=True)
@@ -362,6 +363,7 @@ class Function(Node):
     kind: str  # kernel | device | host | hostdevice | lambda
     this_type: Type | None = None
     span: Span = _span()
+    max_threads: int | None = None  # a kernel's __launch_bounds__
 
 
 @dataclass
@@ -402,6 +404,8 @@ def _collect_calls(node, out: list[str]) -> None:
         out.append(node.func)
     elif isinstance(node, Launch) and node.kernel:
         out.append(node.kernel)
+    elif isinstance(node, Global) and isinstance(node.ty, FuncType):
+        out.append(node.name)  # a function used as a value (a kernel pointer): its body counts too
     elif isinstance(node, Lambda):
         out.append(node.key)
     for name in getattr(node, "__dataclass_fields__", {}):

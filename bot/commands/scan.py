@@ -22,6 +22,9 @@ def register(sub) -> None:
                                                   "combine the shards' --results files with kernelvet merge")
     p.add_argument("--results", metavar="FILE", help="write the raw results (for kernelvet merge) to FILE")
     p.add_argument("--write-baseline", metavar="FILE", help="write the current findings to FILE as a baseline")
+    p.add_argument("--zero-config", action="store_true",
+                   help="also verify, without a binding, the ops of the scanned files that the manifest does not "
+                        "bind (the default when there is no manifest)")
     p.set_defaults(func=run)
 
 
@@ -38,7 +41,7 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
 
 
 def run(args) -> int:
-    from ..manifest import ManifestError
+    from ..manifest import ManifestError, find_manifest, load
     from ..progress import for_stream
     from ..results import dump
     from ..scan import scan
@@ -56,13 +59,26 @@ def run(args) -> int:
             return EXIT_USAGE
         only = {_relative(p, root) for p in paths}
     root = root.resolve()
+    manifest_path = Path(args.manifest) if args.manifest else find_manifest(root)
+    if args.manifest and not manifest_path.is_file():
+        print(f"kernelvet: no such manifest: {args.manifest}", file=sys.stderr)
+        return EXIT_USAGE
+    zero_config = args.zero_config or manifest_path is None
+    if manifest_path is None:
+        print(f"kernelvet: {root} has no kernelvet.yaml: verifying every op in zero-config mode (symbolic shapes "
+              "within default ranges; see docs/manifest.md to bind ops to models)", file=sys.stderr)
     try:
         shard = parse_shard(args.shard)
-        manifest = common.load_manifest(root, args.manifest)
+        manifest = load(manifest_path) if manifest_path is not None else None
+        files = None
+        if zero_config:
+            files = sorted(only) if only is not None else _cuda_files(root)
+            if manifest is None and not files:
+                raise UsageError(f"kernelvet: nothing to verify: {root} has no kernelvet.yaml and no .cu/.cuh files")
         cache = common.open_cache(args, root)
         baseline = common.baseline(args, root)
         report = scan(root, manifest, only, for_stream(sys.stderr, args.progress), common.options(args, manifest),
-                      cache=cache, shard=shard)
+                      zero_config_files=files, cache=cache, shard=shard)
     except UsageError as exc:
         return fail(str(exc))
     except ManifestError as exc:
@@ -93,6 +109,11 @@ def _actions_summary(report, sarif_path: str | None) -> None:
     data = jsonfmt.to_dict(report)
     actions.append_summary(render.summary(data, title="kernelvet scan", list_all=True))
     outputs(data, sarif_path)
+
+
+def _cuda_files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for ext in ("*.cu", "*.cuh") for p in root.rglob(ext)
+                  if ".git" not in p.parts and not any(part.startswith(".") for part in p.relative_to(root).parts))
 
 
 def _relative(p: Path, root: Path) -> str:

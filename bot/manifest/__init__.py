@@ -39,6 +39,18 @@ class Model:
     fields: dict
     dtype: str | None
     index: int
+    dtypes: list | None = None  # version 1: every dtype the model is verified with
+    attrs: dict = field(default_factory=dict)  # every scalar of the config, by dotted name (for conditions)
+    source: str | None = None  # the config file
+
+    def lookup(self, name: str):
+        """A field (aliases and derived fields included), else any config entry; a marker if absent."""
+        if name in self.fields:
+            return self.fields[name]
+        if name in self.attrs:
+            return self.attrs[name]
+        from .predicates import missing
+        return missing()
 
 
 @dataclass
@@ -49,11 +61,13 @@ class Planned:
     op_name: str
     file: str
     launcher: str
-    instance: B.Instance
+    instance: B.Instance | None  # None: zero-config, built from the op itself
     models: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
+        if self.instance is None:
+            return f"{self.op_name} (zero-config)"
         return f"{self.op_name} [{self.instance.dtype}] for {', '.join(self.models)}"
 
 
@@ -88,6 +102,16 @@ def load(path: Path) -> LoadedManifest:
         raise ManifestError([f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
     if not isinstance(doc.data, dict):
         raise ManifestError([f"{path}:1:1: a manifest is a mapping with 'version', 'models' and 'ops'"])
+    if doc.data.get("version") == 1:
+        from . import v1
+        spec = v1.validate(doc, path)
+        models, errors = v1.load_models(path, doc, spec)
+        if errors:
+            raise ManifestError(errors)
+        return LoadedManifest(path, doc, spec, models)
+    if doc.data.get("version") not in (0, None) and isinstance(doc.data.get("version"), int):
+        raise ManifestError([f"{doc.pos(('version',))}: version: unknown manifest version {doc.data['version']} "
+                             f"(this kernelvet reads versions 0 and 1)"])
     try:
         spec = Manifest.model_validate(doc.data)
     except ValidationError as exc:
@@ -146,7 +170,7 @@ def _specific(errors: list[dict]) -> list[dict]:
     return unique
 
 
-def _pydantic_error(doc: YamlDoc, e: dict) -> str:
+def _pydantic_error(doc: YamlDoc, e: dict, known: list[str] = _KNOWN_KEYS) -> str:
     # pydantic adds union member names (e.g. 'TensorArg') and literal tags into loc: keep the path.
     loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and (x[:1].isupper() or x.startswith(("literal[", "function-")))))
     where = doc.pos(loc)
@@ -156,7 +180,7 @@ def _pydantic_error(doc: YamlDoc, e: dict) -> str:
         msg = f"'{loc[-1]}' is required" if loc else msg
     elif e["type"] == "extra_forbidden":
         msg = f"unknown key '{loc[-1]}'"
-        near = difflib.get_close_matches(str(loc[-1]), _KNOWN_KEYS, n=1, cutoff=0.75)
+        near = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.75)
         if near:
             msg += f" (did you mean '{near[0]}'?)"
     return f"{where}: {path}: {msg}" if path else f"{where}: {msg}"
@@ -172,8 +196,13 @@ def _dotted(loc: tuple) -> str:
 # ---------------------------------------------------------------- expansion
 
 
-def expand(lm: LoadedManifest, only_files: set[str] | None = None) -> list[Planned]:
-    """The unique instances of every op (restricted to ops in ``only_files`` when given)."""
+def expand(lm: LoadedManifest, only_files: set[str] | None = None, root: Path | None = None) -> list[Planned]:
+    """The unique instances of every op (restricted to ops in ``only_files`` when given). ``root``:
+    the repository, where version 1 finds ops named by their registered name (default: the
+    manifest's folder)."""
+    if lm.spec.version == 1:
+        from . import v1
+        return v1.expand(lm, only_files, root)
     spec = lm.spec
     errors: list[str] = []
     dims = tuple(B.UserDim(n, r.min, r.max) for n, r in spec.user_dims.items())
@@ -255,7 +284,7 @@ def _instance(lm: LoadedManifest, oi: int, m: Model, dtype: str, dims, derived, 
                 expr(s, "args", name, "strides", i) for i, s in enumerate(spec.strides))
             values = None if spec.values is None else tuple(
                 expr(s, "args", name, "values", i) for i, s in enumerate(spec.values))
-            args.append((name, B.TensorArg(shape, spec.dtype or dtype, strides, values)))
+            args.append((name, B.TensorArg(shape, spec.dtype or dtype, strides, values, optional=spec.optional)))
         elif isinstance(spec, ScalarArg):
             if spec.value is None:
                 args.append((name, B.ScalarArg(None)))

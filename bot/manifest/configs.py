@@ -14,6 +14,7 @@ ALIASES = {
     "multi_query_group_num": "num_key_value_heads", "n_kv_heads": "num_key_value_heads",
     "num_kv_heads": "num_key_value_heads", "n_routed_experts": "num_experts", "num_local_experts": "num_experts",
     "layer_norm_epsilon": "rms_norm_eps", "layer_norm_eps": "rms_norm_eps", "norm_eps": "rms_norm_eps",
+    "norm_epsilon": "rms_norm_eps",
 }
 DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16", "float32": "float32",
           "float": "float32", "fp16": "float16", "bf16": "bfloat16"}
@@ -64,6 +65,38 @@ def model_fields(data: dict) -> tuple[dict, str | None]:
     if dtype is None and isinstance(text, dict):
         dtype = text.get("torch_dtype")
     return fields, DTYPES.get(str(dtype).replace("torch.", "")) if dtype else None
+
+
+def config_attrs(data: dict) -> dict:
+    """Every scalar (and list of scalars) of a config by dotted name, strings and booleans included:
+    what model conditions (``quantization_config.quant_method == 'fp8'``) read beside the fields."""
+    out: dict = {}
+
+    def walk(d: dict, prefix: str) -> None:
+        for k, v in d.items():
+            if isinstance(v, dict):
+                walk(v, f"{prefix}{k}.")
+            elif isinstance(v, (str, int, float, bool)) or (isinstance(v, list) and all(
+                    isinstance(x, (str, int, float, bool)) for x in v)):
+                out[prefix + k] = v
+    walk(data, "")
+    text = data.get("text_config") or data.get("llm_config") or data.get("language_config")
+    if isinstance(text, dict):
+        for k, v in config_attrs(text).items():
+            out.setdefault(k, v)
+    return out
+
+
+def read_config_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"model config {path} does not exist") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"model config {path} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"model config {path} is not a JSON object")
+    return data
 
 
 def _collect(data: dict, out: dict, prefix: str) -> None:

@@ -57,6 +57,7 @@ class TensorArg(Strict):
     dtype: str | None = None
     strides: list[Expr] | None = None
     values: list[Expr] | None = Field(None, description="[min, max], inclusive, bounding every element")
+    optional: bool = Field(False, description="an optional tensor that may also be absent: both are verified")
 
     _dt = field_validator("dtype")(classmethod(lambda cls, v: _dtype(v)))
 

@@ -27,7 +27,8 @@ def render(report, color: bool = False) -> str:
         out.append("  " + "; ".join(parts))
         out.append(f"  models: {', '.join(m.models)} ({', '.join(m.dtypes)})")
         if f.zero_config:
-            out.append("  (zero-config: holds for some shape within the default ranges, not for a registered model)")
+            out.append("  (zero-config: found without a binding; the witness is one input within the default ranges, "
+                       "not a registered model)")
         out.append(f"  witness: {witness_text(f.witness)}")
         fixed = fixed_line(lines, f.fix)
         if fixed is not None:

@@ -12,6 +12,7 @@ from ..values import FloatV, IntV, OpaqueV, PtrV, RefV, const_int, fresh_int
 from . import model
 
 VOID = OpaqueV("void")
+FUNC_ATTR_MAX_DYNAMIC_SMEM = 8  # cudaFuncAttributeMaxDynamicSharedMemorySize
 
 
 def fresh_result(interp, call, name: str = "result"):
@@ -22,6 +23,24 @@ def fresh_result(interp, call, name: str = "result"):
     if v is None:
         raise PathEnd("stuck", f"result of {call.name} of type {ty.name}", call.span)
     return v
+
+
+def untracked_result(interp, call, origin: str, name: str | None = None):
+    """A value the engine does not compute (another lane's, a collective's, an atomic's old value):
+    any value of its type, remembered so that a finding that depends on it says so instead of
+    standing as a bug."""
+    v = fresh_result(interp, call, name or call.name)
+    _remember(interp, v, origin, f"`{call.name}` at {call.span.file}:{call.span.line}")
+    return v
+
+
+def _remember(interp, v, origin: str, what: str) -> None:
+    from ..values import BoolV, StructV
+    if isinstance(v, IntV):
+        interp.ctx.symbol(f"{what}", v.bv, "load", v.ty.signed, (origin, what, False))
+    elif isinstance(v, StructV):
+        for f in v.fields.values():
+            _remember(interp, f, origin, what)
 
 
 def bounded(interp, call, lo: int, hi: int, name: str):
@@ -48,7 +67,7 @@ def no_effect(interp, st, call, this, args):
        "__mul64hi", "__umul64hi", "__funnelshift_l", "__funnelshift_r", "cub::ShuffleIndex")
 def any_value(interp, st, call, this, args):
     """A value of the right type, otherwise unconstrained (another thread's value, a timer...)."""
-    return fresh_result(interp, call, call.name)
+    return untracked_result(interp, call, "lane")
 
 
 @model("__popc", "__clz", "__ffs")
@@ -111,7 +130,7 @@ def atomic(interp, st, call, this, args):
     loc = interp.deref(ptr, ty, call.span)
     old = interp.load(st, loc, call.span)
     interp.store(st, loc, fresh_value(ty, "atomic", interp.ctx.counter) or old, call.span)
-    return fresh_result(interp, call, "atomic_old")
+    return untracked_result(interp, call, "atomic", "atomic_old")
 
 
 @model("memcpy", "memset", "memmove", "std::memcpy", "std::memset")
@@ -162,7 +181,7 @@ def cub_ctor(interp, st, call, this, args):
 
 @model("cub::BlockReduce::Sum", "cub::BlockReduce::Reduce", "cub::WarpReduce::Sum", "cub::WarpReduce::Reduce")
 def cub_reduce(interp, st, call, this, args):
-    return fresh_result(interp, call, "reduction")
+    return untracked_result(interp, call, "collective", "reduction")
 
 
 @model("cub::BlockScan::ExclusiveSum", "cub::BlockScan::InclusiveSum", "cub::BlockScan::ExclusiveScan",
@@ -173,5 +192,124 @@ def cub_scan(interp, st, call, this, args):
             ty = T.strip_ref(a.loc.ty)
             v = fresh_value(ty, "scan", interp.ctx.counter)
             if v is not None:
+                _remember(interp, v, "collective", f"`{call.name}` at {call.span.file}:{call.span.line}")
                 interp.store(st, a.loc, v, call.span)
     return VOID
+
+
+# ---------------------------------------------------------------- runtime API (plain CUDA host code)
+
+
+@model("cudaMalloc", "cudaMallocManaged", "cudaMallocHost", "cudaMallocAsync", "cudaHostAlloc", "malloc",
+       "std::malloc", "cudaMallocFromPoolAsync")
+def device_alloc(interp, st, call, this, args):
+    """A new object of the requested size, stored through the out-pointer (or returned by malloc):
+    plain CUDA host code is an op whose buffer sizes come from its allocations."""
+    from ..events import Sink
+    returns = call.name in ("malloc", "std::malloc")
+    size = args[0] if returns else args[1]
+    if not isinstance(size, IntV):
+        raise PathEnd("stuck", f"{call.name} of a size that is not an integer", call.span)
+    size64 = ints.convert(size, T.INT64, call.span) if size.ty.bits != 64 or size.ty.signed is False else size
+    if size.math is not None:
+        interp.emit_sink(st, Sink(size, "alloc", call.span, interp.stack_spans(st), f"the size of the {call.name}"))
+    kind = "host" if call.name in ("malloc", "std::malloc", "cudaMallocHost", "cudaHostAlloc") else "global"
+    out = None if returns else args[0]
+    # Named after the variable that receives it (cudaMalloc(&d_x, ...) allocates d_x).
+    name = out.region.name if isinstance(out, PtrV) and out.region.kind in ("local", "param") else \
+        f"{call.name} at line {call.span.line}"
+    region = interp.new_region(kind, name, size64, call.span, align=256)
+    if returns:
+        return PtrV(region, const_int(0, T.INT64), T.VOID)
+    if isinstance(out, PtrV):
+        slot_ty = out.pointee if isinstance(out.pointee, T.PtrType) else T.PtrType(T.VOID)
+        interp.store(st, interp.deref(out, slot_ty, call.span), PtrV(region, const_int(0, T.INT64), slot_ty.pointee),
+                     call.span)
+    return const_int(0, T.strip_ref(call.ty)) if isinstance(T.strip_ref(call.ty), T.IntType) else VOID
+
+
+@model("cudaMemcpy", "cudaMemcpyAsync", "cudaMemset", "cudaMemsetAsync")
+def device_copy(interp, st, call, this, args):
+    """Copies and fills access ``count`` bytes of each buffer: both ends are checked."""
+    count = args[2]
+    if not isinstance(count, IntV):
+        raise PathEnd("stuck", f"{call.name} with a size that is not an integer", call.span)
+    if isinstance(args[0], PtrV):
+        _check_range(interp, st, args[0], count, True, call.span)
+    if call.name.startswith("cudaMemcpy") and isinstance(args[1], PtrV):
+        _check_range(interp, st, args[1], count, False, call.span)
+    return const_int(0, T.strip_ref(call.ty)) if isinstance(T.strip_ref(call.ty), T.IntType) else VOID
+
+
+@model("cudaFree", "cudaFreeHost", "cudaFreeAsync", "free", "std::free", "cudaDeviceSynchronize",
+       "cudaStreamSynchronize", "cudaGetLastError", "cudaPeekAtLastError", "cudaDeviceReset", "cudaSetDevice",
+       "cudaStreamCreate", "cudaStreamDestroy", "cudaEventCreate", "cudaEventRecord", "cudaEventSynchronize",
+       "cudaEventDestroy", "cudaEventElapsedTime")
+def runtime_status(interp, st, call, this, args):
+    """Runtime calls that touch no buffer the checks follow: success (lifetimes are not checked)."""
+    ty = T.strip_ref(call.ty)
+    return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
+
+
+@model("cudaDeviceGetAttribute", "cudaGetDevice", "cudaGetDeviceCount", "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+       "cuDeviceGetAttribute")
+def runtime_query(interp, st, call, this, args):
+    """Device queries written through an int pointer: a positive value (SM counts, shared memory
+    limits, occupancy), unconstrained otherwise. The device index is 0."""
+    out = args[0]
+    if isinstance(out, PtrV):
+        ty = out.pointee if isinstance(out.pointee, T.IntType) else T.INT32
+        lo = 0 if call.name in ("cudaGetDevice", "cudaOccupancyMaxActiveBlocksPerMultiprocessor") else 1
+        hi = 0 if call.name == "cudaGetDevice" else (1 << 20)
+        v = _assume_range(st, fresh_int(interp.ctx.fresh_name(call.name), ty, lo, hi), lo, hi)
+        interp.ctx.symbol(f"`{call.name}` at {call.span.file}:{call.span.line}", v.bv, "host", ty.signed)
+        interp.store(st, interp.deref(out, ty, call.span), v, call.span)
+    ty = T.strip_ref(call.ty)
+    return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
+
+
+@model("cudaFuncSetAttribute", "cudaFuncSetCacheConfig", "cudaFuncSetSharedMemConfig", "cudaStreamWaitEvent",
+       "cudaLaunchHostFunc", "cudaProfilerStart", "cudaProfilerStop")
+def runtime_setting(interp, st, call, this, args):
+    if call.name == "cudaFuncSetAttribute" and len(args) >= 3 and isinstance(args[1], IntV) \
+            and args[1].concrete() == FUNC_ATTR_MAX_DYNAMIC_SMEM:
+        # The kernel opts in to more dynamic shared memory than the default 48 KiB.
+        from ...checks.launch import MAX_SMEM_OPTIN
+        value = args[2].concrete() if isinstance(args[2], IntV) else None
+        interp.ctx.smem_limit = min(value, MAX_SMEM_OPTIN) if value is not None else MAX_SMEM_OPTIN
+    ty = T.strip_ref(call.ty)
+    return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
+
+
+# ---------------------------------------------------------------- launches through the runtime API
+
+
+@model("cudaLaunchKernel", "cudaLaunchCooperativeKernel")
+def launch_kernel(interp, st, call, this, args):
+    """``cudaLaunchKernel(func, grid, block, args, sharedMem, stream)``: the launch ``<<<grid, block,
+    sharedMem, stream>>>`` of ``func`` with the arguments ``*(P_i*)args[i]``. It is run as that launch
+    (the same events, checks and symbolic thread); the grid, block, size and stream expressions are
+    evaluated once more for it (they are plain values in launchers)."""
+    from ...kir import nodes as N
+    from ..values import FuncV
+    func = args[0] if args else None
+    if not isinstance(func, FuncV) or func.key is None or func.key not in interp.program.functions:
+        raise PathEnd("stuck", f"{call.name} of a kernel the engine cannot name", call.span)
+    kernel = interp.program.functions[func.key]
+    if kernel.kind != "kernel":
+        raise PathEnd("stuck", f"{call.name} of {kernel.display}, which is not a __global__ function", call.span)
+    if len(call.args) < 4:
+        raise PathEnd("stuck", f"{call.name} without an argument array", call.span)
+    argv = call.args[3]
+    void_ptr = T.PtrType(T.VOID)
+    kernel_args = []
+    for i, p in enumerate(kernel.params):
+        slot = N.Index(argv, N.IntLit(i, T.INT64, span=argv.span), void_ptr, span=argv.span)
+        ty = T.strip_ref(p.ty)
+        kernel_args.append(N.Deref(N.Cast("static", slot, T.PtrType(ty), span=argv.span), ty, span=argv.span))
+    smem = call.args[4] if len(call.args) > 4 else None
+    stream = call.args[5] if len(call.args) > 5 else None
+    launch = N.Launch(kernel.key, kernel.display, call.args[1], call.args[2], smem, stream, tuple(kernel_args),
+                      span=call.span)
+    interp.ev_launch(launch, st)
+    return const_int(0, T.strip_ref(call.ty)) if isinstance(T.strip_ref(call.ty), T.IntType) else VOID

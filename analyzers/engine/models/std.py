@@ -1,14 +1,15 @@
 """The C++ standard library pieces kernels and launchers use that need a model: std::optional
-(presence is fixed per instance by the binding). Algorithms with bodies in the shims (std::min,
-std::max, std::clamp, numeric_limits) are executed, not modelled; other std containers are opaque
-host objects (unknown_call in calls.py)."""
+(presence is fixed per instance by the binding, or symbolic when the binding marks the tensor
+``optional``: then both are explored). Algorithms with bodies in the shims (std::min, std::max,
+std::clamp, numeric_limits) are executed, not modelled; other std containers are opaque host
+objects (unknown_call in calls.py)."""
 from __future__ import annotations
 
 import z3
 
 from ...kir import types as T
 from ..memory import PathEnd
-from ..values import BoolV, OpaqueV, OptionalV, PtrV, RefV, StructV
+from ..values import BoolV, Loc, MultiLoc, MultiPtrV, OptionalV, PtrV, RefV, StructV
 from . import model
 from .cuda import fresh_result
 
@@ -22,34 +23,55 @@ def _optional(interp, st, this, call) -> OptionalV:
     return v
 
 
+def _absent_ptr(interp, o: OptionalV, call) -> PtrV:
+    """What an absent optional's contents are: nothing, a null object that says where it came from."""
+    return interp.null_ptr(T.PtrType(TENSOR), call.span, f"the contents of the absent optional `{o.name}`")
+
+
+def _contents(interp, st, o: OptionalV, call):
+    """A pointer to the optional's tensor: null when absent, either when its presence is symbolic."""
+    if o.value is None:
+        return _absent_ptr(interp, o, call)
+    loc = interp.materialize(o.value, TENSOR, st, call.span)
+    ptr = PtrV(loc.region, loc.off, TENSOR)
+    if o.present is None:
+        return ptr
+    return MultiPtrV(((o.present, ptr), (z3.Not(o.present), _absent_ptr(interp, o, call))), TENSOR)
+
+
 @model("std::optional::has_value", "std::optional::operator bool")
 def has_value(interp, st, call, this, args):
-    return BoolV(z3.BoolVal(_optional(interp, st, this, call).value is not None))
+    o = _optional(interp, st, this, call)
+    if o.present is not None:
+        return BoolV(o.present)
+    return BoolV(z3.BoolVal(o.value is not None))
 
 
 @model("std::optional::value", "std::optional::operator*")
 def opt_value(interp, st, call, this, args):
     o = _optional(interp, st, this, call)
-    if o.value is None:
-        if call.name.endswith("value"):
-            raise PathEnd("abort", "value() of an empty optional throws", call.span, kind="check")
-        return RefV(interp.deref(interp.null_ptr(T.PtrType(TENSOR)), TENSOR, call.span))
-    return RefV(interp.materialize(o.value, TENSOR, st, call.span))
+    checked = call.name.endswith("value")
+    if checked and (o.value is None or (o.present is not None and not interp.ctx.feasible(st.pc, o.present))):
+        raise PathEnd("abort", "value() of an empty optional throws", call.span, kind="check")
+    if checked and o.present is not None:
+        st.assume(o.present)  # where it is absent, value() throws: that path ends safely
+        return RefV(interp.materialize(o.value, TENSOR, st, call.span))
+    p = _contents(interp, st, o, call)
+    if isinstance(p, MultiPtrV):
+        return RefV(MultiLoc(tuple((c, Loc(q.region, q.off, TENSOR)) for c, q in p.alts), TENSOR))
+    return RefV(interp.deref(p, TENSOR, call.span))
 
 
 @model("std::optional::operator->")
 def opt_arrow(interp, st, call, this, args):
-    o = _optional(interp, st, this, call)
-    ty = TENSOR
-    if o.value is None:
-        return interp.null_ptr(T.PtrType(ty))
-    loc = interp.materialize(o.value, ty, st, call.span)
-    return PtrV(loc.region, loc.off, ty)
+    return _contents(interp, st, _optional(interp, st, this, call), call)
 
 
 @model("std::optional::value_or")
 def opt_value_or(interp, st, call, this, args):
     o = _optional(interp, st, this, call)
+    if o.present is not None:
+        raise PathEnd("stuck", f"value_or of `{o.name}`, which may be present or absent", call.span)
     return o.value if o.value is not None else args[0]
 
 
@@ -70,3 +92,16 @@ def opt_ctor(interp, st, call, this, args):
 @model("std::optional::operator=")
 def opt_assign(interp, st, call, this, args):
     return fresh_result(interp, call)
+
+
+@model("std::forward", "std::move", "std::as_const")
+def forward(interp, st, call, this, args):
+    """Casts: the argument itself (a reference stays the reference)."""
+    return args[0]
+
+
+@model("std::operator==", "std::operator!=", "std::operator<", "std::basic_string::compare",
+       "std::basic_string::empty", "std::basic_string_view::compare", "std::basic_string_view::empty")
+def string_compare(interp, st, call, this, args):
+    """Comparisons of host strings (``kv_cache_dtype == "auto"``): either outcome; both are explored."""
+    return fresh_result(interp, call, "string_comparison")

@@ -66,6 +66,43 @@ def elem_size(t: TensorV) -> int:
     return DTYPE_SIZES.get(t.dtype, 1)
 
 
+def elem_size_value(interp, st, t: TensorV) -> IntV:
+    """The element size as a value: a constant, or for a zero-config tensor the size its dtype
+    symbol has on this path (a symbol while the path has not decided it)."""
+    if t.lazy is None:
+        return const_int(elem_size(t), T.INT64)
+    k = pinned_size(interp, st, t)
+    return const_int(k, T.INT64) if k is not None else t.lazy.esize
+
+
+def pinned_size(interp, st, t: TensorV) -> int | None:
+    """The one element size the path allows for a zero-config tensor, if there is one."""
+    esize = t.lazy.esize
+    options = [k for k in (1, 2, 4, 8) if interp.ctx.feasible(st.pc, ints.compare("==", esize, const_int(k, T.INT64)).term)]
+    return options[0] if len(options) == 1 else None
+
+
+def storage(interp, st, t: TensorV, esize: int):
+    """The region of a zero-config tensor's storage for elements of ``esize`` bytes."""
+    lz = t.lazy
+    if esize not in lz.regions:
+        lz.regions[esize] = interp.storage_region(t.name, lz.extent, esize, t.region.span, t.region.values,
+                                                  t.region.note)
+    return lz.regions[esize]
+
+
+def pin_dtype(interp, st, t: TensorV, pointee: T.Type, call) -> None:
+    """data_ptr<T>() on a zero-config tensor: from here on the path has a dtype that T accepts."""
+    codes = [c for name, c in SCALAR_TYPES.items() if _accepts(name, pointee)]
+    code = t.lazy.code
+    from .. import lia
+    cond = lia.CURRENT.register(z3.Or(*[code.bv == c for c in codes]) if codes else z3.BoolVal(False),
+                                z3.Or(*[ints.I(code) == c for c in codes]) if codes else None)
+    if not interp.ctx.feasible(st.pc, cond):
+        raise PathEnd("abort", f"data_ptr<{pointee.name}>() on a tensor of another dtype raises", call.span)
+    st.assume(cond)
+
+
 @model("at::Tensor::size")
 def size(interp, st, call, this, args):
     t = tensor_of(interp, st, this, call)
@@ -101,18 +138,20 @@ def dim(interp, st, call, this, args):
 @model("at::Tensor::scalar_type", "at::Tensor::dtype")
 def scalar_type(interp, st, call, this, args):
     t = tensor_of(interp, st, this, call)
+    if t.lazy is not None:
+        return t.lazy.code
     return const_int(SCALAR_TYPES.get(t.dtype, 44), T.IntType(8, True, "c10::ScalarType"))
 
 
 @model("at::Tensor::element_size", "at::Tensor::itemsize")
 def element_size(interp, st, call, this, args):
-    return const_int(elem_size(tensor_of(interp, st, this, call)), T.INT64)
+    return elem_size_value(interp, st, tensor_of(interp, st, this, call))
 
 
 @model("at::Tensor::nbytes")
 def nbytes(interp, st, call, this, args):
     t = tensor_of(interp, st, this, call)
-    return ints.arith("*", numel(t, call.span), const_int(elem_size(t), T.INT64), T.INT64, call.span)
+    return ints.arith("*", numel(t, call.span), elem_size_value(interp, st, t), T.INT64, call.span)
 
 
 @model("at::Tensor::is_contiguous")
@@ -125,6 +164,8 @@ def is_contiguous(interp, st, call, this, args):
 def true_(interp, st, call, this, args):
     if call.name.endswith("is_floating_point"):
         t = tensor_of(interp, st, this, call)
+        if t.lazy is not None:
+            return BoolV(z3.Or(*[t.lazy.code.bv == c for n, c in SCALAR_TYPES.items() if n.startswith(("float", "bfloat"))]))
         return BoolV(z3.BoolVal(t.dtype.startswith(("float", "bfloat"))))
     return BoolV(z3.BoolVal(True))
 
@@ -144,13 +185,22 @@ def data_ptr(interp, st, call, this, args):
     t = tensor_of(interp, st, this, call)
     ret = T.strip_ref(call.ty)
     pointee = ret.pointee if isinstance(ret, T.PtrType) else T.VOID
-    if not isinstance(pointee, T.VoidType) and not _accepts(t.dtype, pointee):
+    region, esize = t.region, elem_size(t)
+    if t.lazy is not None:
+        if not isinstance(pointee, T.VoidType):
+            pin_dtype(interp, st, t, pointee, call)
+        k = pinned_size(interp, st, t)
+        if k is not None:
+            region, esize = storage(interp, st, t, k), k
+        elif t.offset is not None:
+            raise PathEnd("stuck", "data_ptr() of a view whose dtype this path does not decide", call.span)
+    elif not isinstance(pointee, T.VoidType) and not _accepts(t.dtype, pointee):
         # torch checks the element type of data_ptr<T>() and throws on a mismatch.
         raise PathEnd("abort", f"data_ptr<{pointee.name}>() on a {t.dtype} tensor raises", call.span)
     off = const_int(0, T.INT64)
     if t.offset is not None:
-        off = ints.arith("*", t.offset, const_int(elem_size(t), T.INT64), T.INT64, call.span)
-    return PtrV(t.region, off, pointee)
+        off = ints.arith("*", t.offset, const_int(esize, T.INT64), T.INT64, call.span)
+    return PtrV(region, off, pointee)
 
 
 def _accepts(dtype: str, ty: T.Type) -> bool:
@@ -169,6 +219,8 @@ def same_tensor(interp, st, call, this, args):
     t = tensor_of(interp, st, this, call)
     if call.name.endswith("contiguous") and t.region.note != "strided":
         return t
+    if t.lazy is not None:
+        return _lazy_like(interp, st, t, t.dims, f"{t.name}.{call.name.rsplit('::', 1)[1]}()", call.span)
     region = interp.new_region("global", f"{t.name}.{call.name.rsplit('::', 1)[1]}()",
                                ints.arith("*", numel(t, call.span), const_int(elem_size(t), T.INT64), T.INT64, call.span),
                                call.span, elem_size=elem_size(t), values=t.region.values, align=256)
@@ -190,14 +242,14 @@ def view(interp, st, call, this, args):
             if i != unknown[0]:
                 rest = ints.arith("*", rest, d, T.INT64, call.span)
         dims[unknown[0]] = ints.arith("/", total, rest, T.INT64, call.span)
-    return TensorV(t.name, tuple(dims), contiguous_strides(dims, call.span), t.dtype, t.region, t.offset)
+    return TensorV(t.name, tuple(dims), contiguous_strides(dims, call.span), t.dtype, t.region, t.offset, t.lazy)
 
 
 @model("at::Tensor::flatten")
 def flatten(interp, st, call, this, args):
     t = tensor_of(interp, st, this, call)
     n = numel(t, call.span)
-    return TensorV(t.name, (n,), (const_int(1, T.INT64),), t.dtype, t.region, t.offset)
+    return TensorV(t.name, (n,), (const_int(1, T.INT64),), t.dtype, t.region, t.offset, t.lazy)
 
 
 def contiguous_strides(dims, span) -> tuple:
@@ -266,8 +318,19 @@ def _new_tensor(interp, st, call, dims, dtype: str, name: str):
     return TensorV(name, dims, contiguous_strides(dims, call.span), dtype, region)
 
 
+def _lazy_like(interp, st, t: TensorV, dims, name: str, span) -> TensorV:
+    """A new contiguous tensor with the (undecided) dtype of the zero-config tensor ``t``."""
+    from ..values import LazyDtype
+    extent = const_int(1, T.INT64)
+    for d in dims:
+        extent = ints.arith("*", extent, d, T.INT64, span)
+    lazy = LazyDtype(t.lazy.code, t.lazy.esize, extent)
+    placeholder = interp.new_region("global", name, ints.arith("*", extent, t.lazy.esize, T.INT64, span), span, align=256)
+    return TensorV(name, tuple(dims), contiguous_strides(dims, span), t.dtype, placeholder, lazy=lazy)
+
+
 def _options_dtype(v) -> str | None:
-    if isinstance(v, OpaqueV) and v.kind == "options" and v.payload:
+    if isinstance(v, OpaqueV) and v.kind == "options" and isinstance(v.payload, str) and v.payload:
         return v.payload
     if isinstance(v, IntV) and v.concrete() is not None:
         return SCALAR_NAMES.get(v.concrete())
@@ -282,6 +345,10 @@ def empty(interp, st, call, this, args):
     if not isinstance(shape, IntArrayV):
         raise PathEnd("stuck", f"{call.name} with a shape the engine cannot read", call.span)
     dtype = _options_dtype(args[-1]) if len(args) > 1 else None
+    like = args[-1].payload if len(args) > 1 and isinstance(args[-1], OpaqueV) else None
+    if dtype is None and isinstance(like, TensorV):
+        dims = tuple(ints.convert(d, T.INT64, call.span) if d.ty.bits != 64 else d for d in shape.items)
+        return _lazy_like(interp, st, like, dims, f"{call.name.rsplit('::', 1)[1]}@{call.span.line}", call.span)
     return _new_tensor(interp, st, call, shape.items, dtype or "float32", f"{call.name.rsplit('::', 1)[1]}@{call.span.line}")
 
 
@@ -293,12 +360,17 @@ def empty_like(interp, st, call, this, args):
     if not isinstance(src, TensorV):
         raise PathEnd("stuck", f"{call.name} of a tensor the binding does not describe", call.span)
     dtype = _options_dtype(args[1]) if len(args) > 1 else None
-    return _new_tensor(interp, st, call, src.dims, dtype or src.dtype, f"{call.name.rsplit('::', 1)[1]}({src.name})")
+    name = f"{call.name.rsplit('::', 1)[1]}({src.name})"
+    if dtype is None and src.lazy is not None:
+        return _lazy_like(interp, st, src, src.dims, name, call.span)
+    return _new_tensor(interp, st, call, src.dims, dtype or src.dtype, name)
 
 
 @model("at::Tensor::options")
 def options(interp, st, call, this, args):
-    return OpaqueV("options", payload=tensor_of(interp, st, this, call).dtype)
+    t = tensor_of(interp, st, this, call)
+    # A zero-config tensor's options carry the tensor: what they create shares its dtype symbol.
+    return OpaqueV("options", payload=t if t.lazy is not None else t.dtype)
 
 
 @model("c10::TensorOptions::TensorOptions", "c10::TensorOptions::dtype")
@@ -308,6 +380,8 @@ def options_dtype(interp, st, call, this, args):
             return OpaqueV("options", payload=SCALAR_NAMES.get(a.concrete()))
     if this is not None and call.name.endswith("::dtype") and not args:
         v = interp.load(st, interp.deref(this, T.OpaqueType("c10::TensorOptions", "options"), call.span), call.span)
+        if isinstance(v.payload, TensorV):
+            return v.payload.lazy.code
         return const_int(SCALAR_TYPES.get(v.payload or "float32", 6), T.IntType(8, True, "c10::ScalarType"))
     return OpaqueV("options", payload=None)
 

@@ -1,0 +1,82 @@
+"""Kernel attributes the Python binding does not expose: ``__launch_bounds__``.
+
+libclang shows the attribute only as an unexposed child, so its argument is read from the
+declaration's tokens (``__launch_bounds__(kThreads)`` and torch's ``C10_LAUNCH_BOUNDS_1``), with the
+instantiation's template arguments substituted, and evaluated as integer arithmetic.
+"""
+from __future__ import annotations
+
+import ast
+import operator
+import re
+
+import clang.cindex as ci
+
+CK = ci.CursorKind
+_SPELLINGS = ("__launch_bounds__", "C10_LAUNCH_BOUNDS_1", "C10_LAUNCH_BOUNDS_2")
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+        ast.Div: operator.floordiv, ast.Mod: operator.mod, ast.LShift: operator.lshift, ast.RShift: operator.rshift}
+
+
+def launch_bounds(c: ci.Cursor, template_values: dict[str, int]) -> int | None:
+    """The maximum threads per block ``c`` declares, or None (no attribute, or not a constant)."""
+    primary = _primary(c)
+    if not any(k.kind == CK.UNEXPOSED_ATTR for x in (c, primary) if x is not None for k in x.get_children()):
+        return None
+    tokens = []
+    for t in (primary or c).get_tokens():
+        if t.spelling == "{":
+            break  # the body starts: the attribute comes before it
+        tokens.append(t.spelling)
+    for i, t in enumerate(tokens):
+        if t in _SPELLINGS and i + 1 < len(tokens) and tokens[i + 1] == "(":
+            depth, arg = 0, []
+            for tok in tokens[i + 2:]:
+                if tok in ("(", "<", "["):
+                    depth += 1
+                elif tok in (")", ">", "]"):
+                    if depth == 0:
+                        break
+                    depth -= 1
+                elif tok == "," and depth == 0:
+                    break
+                arg.append(tok)
+            return _evaluate(" ".join(str(template_values.get(a, a)) for a in arg))
+    return None
+
+
+def template_parameter_names(c: ci.Cursor) -> list[str]:
+    """Names of the template parameters of the template ``c`` instantiates (or of ``c`` itself)."""
+    source = _primary(c) or c
+    return [k.spelling for k in source.get_children()
+            if k.kind in (CK.TEMPLATE_NON_TYPE_PARAMETER, CK.TEMPLATE_TYPE_PARAMETER, CK.TEMPLATE_TEMPLATE_PARAMETER)]
+
+
+def _primary(c: ci.Cursor) -> ci.Cursor | None:
+    """The template a specialization instantiates (None for a plain declaration)."""
+    lib = ci.conf.lib
+    lib.clang_getSpecializedCursorTemplate.argtypes = [ci.Cursor]
+    lib.clang_getSpecializedCursorTemplate.restype = ci.Cursor
+    lib.clang_getSpecializedCursorTemplate.errcheck = ci.Cursor.from_result
+    primary = lib.clang_getSpecializedCursorTemplate(c)
+    return primary if primary is not None and not primary.kind.is_invalid() else None
+
+
+def _evaluate(text: str) -> int | None:
+    text = re.sub(r"\b(\d+)[uUlL]+\b", r"\1", text)  # 256u, 1024UL
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        return None
+
+    def ev(n):
+        if isinstance(n, ast.Constant) and isinstance(n.value, int):
+            return n.value
+        if isinstance(n, ast.BinOp) and type(n.op) in _OPS:
+            return _OPS[type(n.op)](ev(n.left), ev(n.right))
+        raise ValueError
+    try:
+        v = ev(tree.body)
+    except (ValueError, ZeroDivisionError):
+        return None
+    return v if v > 0 else None

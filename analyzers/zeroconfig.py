@@ -1,0 +1,209 @@
+"""Zero-config instances: how to run an op that no manifest binds.
+
+Every tensor dimension becomes a symbolic dim within default ranges, integer scalars get a default
+range, dtypes stay symbols the op's own code decides (a dispatch switch forks on them,
+``data_ptr<T>()`` pins them), and what the launcher checks (``TORCH_CHECK(a.size(0) ==
+b.size(0))``) constrains the rest as the engine runs it. What the launcher never looks at is its
+caller's contract: a tensor whose shape the op never reads is checked for negative offsets only.
+
+The rank of each tensor comes from how the op's host code uses it (``x.size(2)``, ``x.size(-1)``,
+``x.dim() == 3``), followed through the host functions it is passed to.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import binding as B
+from .kir import nodes as N
+from .kir import types as T
+
+# Methods that read a tensor's shape: a tensor used with any of them has a shape the op relies on.
+SHAPE_METHODS = {"size", "sizes", "stride", "strides", "numel", "dim", "ndimension", "view", "reshape", "flatten",
+                 "nbytes", "sym_size", "is_same_size", "size_or", "expand", "narrow", "select", "slice", "split",
+                 "chunk", "unflatten", "transpose", "permute"}
+# Calls that return the same tensor (or its optional payload): uses through them are uses of it.
+SAME_TENSOR = {"value", "operator*", "operator->", "contiguous", "value_or", "get"}
+
+
+@dataclass
+class Limits:
+    """Default ranges of zero-config dims, documented in docs/manifest.md."""
+
+    max_leading_dim: int = 9_000_000  # tokens, sequences, blocks: the default cap of batch * seq_len
+    max_dim: int = 262_144  # hidden sizes, heads * head_dim, vocabularies
+    max_numel: int = 1 << 35  # elements of one tensor (64 GiB of 2-byte elements)
+    scalar_lo: int = 0
+    scalar_hi: int = 65_536
+
+
+@dataclass
+class TensorUse:
+    rank: int = 0
+    fixed_rank: int | None = None  # from x.dim() == k
+    inspected: bool = False
+    ids: set = field(default_factory=set)
+
+
+def tensor_kind(ty: T.Type) -> str | None:
+    kind = getattr(T.strip_ref(ty), "kind", None)
+    return kind if kind in ("tensor", "optional") else None
+
+
+def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
+    """For each tensor parameter of ``fn``: the rank its uses need and whether its shape is read."""
+    uses: dict[str, TensorUse] = {}
+    owner: dict[int, TensorUse] = {}
+    for p in fn.params:
+        if tensor_kind(p.ty):
+            u = uses[p.name] = TensorUse(ids={p.id})
+            owner[p.id] = u
+    host = [f for f in program.functions.values() if f.kind not in ("kernel", "device")]
+    # Passing a tensor on (to a helper launcher, through a copy) makes the callee's parameter an alias.
+    for _ in range(4):
+        grew = False
+        for f in host:
+            for node in _walk(f.body):
+                if isinstance(node, N.Call) and node.func in program.functions:
+                    callee = program.functions[node.func]
+                    for a, p in zip(node.args, callee.params):
+                        u = owner.get(_root_var(a))
+                        if u is not None and p.id not in owner and tensor_kind(p.ty):
+                            owner[p.id] = u
+                            u.ids.add(p.id)
+                            grew = True
+                elif isinstance(node, N.Decl) and node.init is not None and tensor_kind(node.var.ty):
+                    u = owner.get(_root_var(node.init))
+                    if u is not None and node.var.id not in owner:
+                        owner[node.var.id] = u
+                        u.ids.add(node.var.id)
+                        grew = True
+        if not grew:
+            break
+    for f in host:
+        for node in _walk(f.body):
+            if isinstance(node, N.Call) and node.this is not None and node.name.endswith("operator[]"):
+                # x.sizes()[2]
+                base = _strip(node.this)
+                if isinstance(base, N.Call) and base.name.rsplit("::", 1)[-1] in ("sizes", "strides") \
+                        and base.this is not None and node.args:
+                    u = owner.get(_root_var(base.this))
+                    k = _int_literal(node.args[0])
+                    if u is not None and k is not None:
+                        u.rank = max(u.rank, k + 1)
+                continue
+            if isinstance(node, N.Call) and node.this is not None:
+                u = owner.get(_root_var(node.this))
+                method = node.name.rsplit("::", 1)[-1]
+                if u is None or method not in SHAPE_METHODS:
+                    continue
+                u.inspected = True
+                if method in ("size", "stride", "sym_size") and node.args:
+                    k = _int_literal(node.args[0])
+                    if k is not None:
+                        # size(-1) names the last of at least two dims (rows of hidden elements).
+                        u.rank = max(u.rank, k + 1 if k >= 0 else 1 - k)
+            elif isinstance(node, N.Binary) and node.op == "==":
+                for a, b in ((node.lhs, node.rhs), (node.rhs, node.lhs)):
+                    if isinstance(_strip(a), N.Call) and _strip(a).name.rsplit("::", 1)[-1] in ("dim", "ndimension"):
+                        u = owner.get(_root_var(_strip(a).this)) if _strip(a).this is not None else None
+                        k = _int_literal(b)
+                        if u is not None and k is not None:
+                            u.fixed_rank = k
+            elif isinstance(node, N.Index):
+                # x.sizes()[2]
+                base = _strip(node.base)
+                if isinstance(base, N.Call) and base.name.rsplit("::", 1)[-1] in ("sizes", "strides") and base.this is not None:
+                    u = owner.get(_root_var(base.this))
+                    k = _int_literal(node.index)
+                    if u is not None and k is not None:
+                        u.rank = max(u.rank, k + 1)
+    return uses
+
+
+def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | None = None) -> list[tuple[str, B.Instance]]:
+    """The zero-config instances of an op: all optional tensors present, and (when it has any) all
+    absent. Each comes with a readable label."""
+    limits = limits or Limits()
+    uses = tensor_uses(program, fn)
+    optional = [p for p in fn.params if tensor_kind(p.ty) == "optional"]
+    variants = [("", False)] + ([("optionals absent", True)] if optional else [])
+    out = []
+    for label, absent in variants:
+        args, dims, constraints = [], [], []
+        for p in fn.params:
+            arg = _argument(p, uses, limits, dims, constraints, absent)
+            if arg is not None:
+                args.append((p.name, arg))
+        inst = B.Instance(fn.display, file, tuple(args), tuple(dims), (), tuple(constraints), "any",
+                          zero_config=True)
+        out.append((label, inst))
+    return out
+
+
+def _argument(p: N.VarDecl, uses, limits: Limits, dims: list, constraints: list, absent: bool):
+    kind = tensor_kind(p.ty)
+    ty = T.strip_ref(p.ty)
+    if kind == "optional" and absent:
+        return B.AbsentArg()
+    if kind:
+        u = uses.get(p.name, TensorUse())
+        rank = u.fixed_rank if u.fixed_rank is not None else max(u.rank, 1)
+        shape = []
+        for i in range(rank):
+            name = f"{p.name}.size({i})"
+            dims.append(B.UserDim(name, 1, limits.max_leading_dim if i == 0 else limits.max_dim))
+            shape.append(B.Name(name))
+        if rank >= 2:
+            total = shape[0]
+            for d in shape[1:]:
+                total = B.BinOp("*", total, d)
+            constraints.append(B.Compare("<=", total, B.Num(limits.max_numel)))
+        return B.TensorArg(tuple(shape), B.LAZY_DTYPE, unchecked=not u.inspected)
+    if isinstance(ty, T.BoolType) or isinstance(ty, T.FloatType):
+        return B.ScalarArg(None, isinstance(ty, T.FloatType))
+    if isinstance(ty, T.IntType):
+        lo, hi = max(limits.scalar_lo, ty.min), min(limits.scalar_hi, ty.max)
+        dims.append(B.UserDim(p.name, lo, hi))
+        return B.ScalarArg(B.Name(p.name))
+    if isinstance(ty, T.PtrType):
+        return B.BufferArg()
+    return None
+
+
+def _strip(e):
+    while isinstance(e, (N.Cast, N.Deref, N.AddrOf)):
+        e = e.operand
+    return e
+
+
+def _root_var(e) -> int | None:
+    e = _strip(e)
+    while isinstance(e, N.Call) and e.this is not None and e.name.rsplit("::", 1)[-1] in SAME_TENSOR:
+        e = _strip(e.this)
+    return e.decl.id if isinstance(e, N.Var) else None
+
+
+def _int_literal(e) -> int | None:
+    e = _strip(e)
+    if isinstance(e, N.IntLit):
+        return e.value
+    if isinstance(e, N.Unary) and e.op == "-" and isinstance(_strip(e.operand), N.IntLit):
+        return -_strip(e.operand).value
+    return None
+
+
+def _walk(node):
+    if node is None:
+        return
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        yield x
+        for name in getattr(x, "__dataclass_fields__", {}):
+            if name == "span":
+                continue
+            v = getattr(x, name)
+            if isinstance(v, N.Node):
+                stack.append(v)
+            elif isinstance(v, tuple):
+                stack.extend(i for i in v if isinstance(i, N.Node))

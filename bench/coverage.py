@@ -1,0 +1,348 @@
+"""How much of a real repository kernelvet reaches a verdict on, kernel by kernel.
+
+    python bench/coverage.py PATH [--manifest FILE] [--jobs N] [--time-budget S] [--json OUT]
+
+Finds the in-scope CUDA files under PATH (every ``.cu``; ROCm/HIP, CPU backends and files that use
+CUTLASS or CuTe are out of scope), the kernels they define or include from the repository, and the
+ops of each file (torch ops and plain CUDA host functions that reach a launch). Each op runs with
+its manifest binding when ``--manifest`` binds it, otherwise in zero-config mode. Prints one row
+per kernel -- parsed / lowered / verdict (reason) / time -- and a summary: the share of kernels that
+reach ``verified`` or ``bug``, the top reasons for ``inconclusive``, and per-instance times.
+
+Each file is verified in its own process with a hard time limit, so a kernel that hangs the solver
+or exhausts memory costs its own file's verdicts, never the run.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import multiprocessing as mp
+import os
+import re
+import resource
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+OUT_OF_SCOPE_PATH = re.compile(r"(^|/)(rocm|hip|cpu|quickreduce)(/|_|$)|_hip\.|hip_", re.I)
+CUTLASS_INCLUDE = re.compile(r'#\s*include\s*[<"](cutlass|cute)/')
+
+
+@dataclass
+class KernelRow:
+    name: str  # qualified name
+    file: str
+    line: int
+    parsed: bool = True
+    lowered: bool = False
+    verdict: str = "not reached"  # verified | bug | inconclusive | not reached
+    reason: str = ""
+    seconds: float = 0.0
+    ops: list = field(default_factory=list)
+    findings: list = field(default_factory=list)
+
+
+def in_scope(root: Path, path: Path, resolver) -> tuple[bool, str]:
+    rel = str(path.relative_to(root))
+    if OUT_OF_SCOPE_PATH.search(rel):
+        return False, "ROCm/HIP or CPU backend"
+    graph = resolver.graph(path)
+    for f in [path, *graph.files()]:
+        try:
+            text = Path(f).read_text(errors="replace")
+        except OSError:
+            continue
+        if CUTLASS_INCLUDE.search(text):
+            return False, "uses CUTLASS/CuTe"
+    return True, ""
+
+
+# ---------------------------------------------------------------- worker (one file)
+
+def _limit_memory(gib: int) -> None:
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
+    except (ValueError, OSError):
+        pass
+
+
+def verify_file(root: str, rel: str, planned: list, budget: float, out) -> None:
+    """Runs in a child process: parse, find ops and kernels, verify every instance."""
+    _limit_memory(8)
+    from analyzers.api import Workspace
+    from analyzers.engine.context import Options
+    from analyzers.frontend import discover
+    from analyzers.frontend.typemap import qualified_name
+    ws = Workspace(Path(root))
+    result = {"file": rel, "errors": 0, "kernels": [], "ops": [], "instances": []}
+    try:
+        unit = ws.unit(rel)
+    except Exception as exc:  # a file the front end cannot read: its kernels are not parsed
+        result["fatal"] = f"{type(exc).__name__}: {exc}"
+        out.send(result)
+        return
+    result["errors"] = len(unit.parsed.errors)
+    result["kernels"] = _kernels(unit.parsed, Path(root), qualified_name)
+    by_op = collections.defaultdict(list)
+    for p in planned:
+        by_op[p.launcher].append(p)
+    ops = ws.entry_points(rel)
+    for name in ops + [n for n in by_op if n not in ops]:
+        t0 = time.perf_counter()
+        try:
+            op = ws.op(rel, name)
+        except Exception as exc:
+            result["ops"].append({"op": name, "error": f"{type(exc).__name__}: {exc}"})
+            continue
+        lowered = sorted(f.name for f in op.program.functions.values() if f.kind == "kernel")
+        instances = [(p.label, p.instance, False) for p in by_op.get(name, [])]
+        if not instances:
+            instances = [(f"{name} (zero-config{', ' + label if label else ''})", inst, True)
+                         for label, inst in ws.zero_config(op)]
+        result["ops"].append({"op": name, "lowered": lowered, "seconds_lower": time.perf_counter() - t0})
+        for label, inst, zero in instances:
+            t1 = time.perf_counter()
+            try:
+                r = ws.verify(op, inst, Options(time_budget_s=budget))
+                entry = {"op": name, "label": label, "zero_config": zero, "verdict": r.verdict,
+                         "kernels": r.kernels, "seconds": r.seconds,
+                         "findings": [_finding(f) for f in r.findings],
+                         "inconclusive": [_inconclusive(i) for i in r.inconclusive]}
+            except Exception as exc:
+                entry = {"op": name, "label": label, "zero_config": zero, "verdict": "inconclusive", "kernels": [],
+                         "seconds": time.perf_counter() - t1, "findings": [],
+                         "inconclusive": [{"reason": "internal-error", "detail": f"{type(exc).__name__}: {exc}",
+                                           "at": "", "kernel": None}]}
+            result["instances"].append(entry)
+            out.send({"progress": label})
+    out.send(result)
+
+
+def _kernels(parsed, root: Path, qualified_name) -> list[dict]:
+    """__global__ functions defined in the file or in repository headers it includes."""
+    import clang.cindex as ci
+    out, seen = [], set()
+    for c in parsed.tu.cursor.walk_preorder():
+        if c.kind not in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE) or not c.is_definition():
+            continue
+        if not any(k.kind == ci.CursorKind.CUDAGLOBAL_ATTR for k in c.get_children()):
+            continue
+        loc = c.location
+        if loc.file is None:
+            continue
+        try:
+            rel = str(Path(loc.file.name).resolve().relative_to(root.resolve()))
+        except ValueError:
+            continue  # shims
+        key = (qualified_name(c), rel)
+        if key not in seen:
+            seen.add(key)
+            out.append({"name": key[0], "file": rel, "line": loc.line})
+    return out
+
+
+def _span(s) -> str:
+    return f"{s.file}:{s.line}" if s is not None else ""
+
+
+def _finding(f) -> dict:
+    return {"check": f.check, "at": _span(f.location), "kernel": f.kernel, "message": f.message,
+            "witness": f.witness, "zero_config": f.zero_config}
+
+
+def _inconclusive(i) -> dict:
+    return {"reason": i.reason, "detail": i.detail, "at": _span(i.span), "kernel": i.kernel}
+
+
+# ---------------------------------------------------------------- driver
+
+def run_files(root: Path, files: list[str], planned: dict, budget: float, jobs: int, verbose: bool) -> list[dict]:
+    """Every file in its own process, ``jobs`` at a time, each with a hard limit."""
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    pending = list(files)
+    running: dict = {}
+    results = []
+    while pending or running:
+        while pending and len(running) < jobs:
+            rel = pending.pop(0)
+            recv, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=verify_file, args=(str(root), rel, planned.get(rel, []), budget, send), daemon=True)
+            proc.start()
+            send.close()
+            # A file's limit: every instance at its budget, plus parsing. Instances are unknown up
+            # front, so the limit grows with each instance the worker reports.
+            running[rel] = {"proc": proc, "recv": recv, "deadline": time.monotonic() + 120 + budget * 2, "done": None}
+        time.sleep(0.05)
+        for rel, r in list(running.items()):
+            try:
+                while r["recv"].poll():
+                    msg = r["recv"].recv()
+                    if "progress" in msg:
+                        r["deadline"] = time.monotonic() + budget * 2 + 30
+                        if verbose:
+                            print(f"  {rel}: {msg['progress']}", file=sys.stderr)
+                    else:
+                        r["done"] = msg
+            except (EOFError, OSError):
+                pass
+            alive = r["proc"].is_alive()
+            if r["done"] is not None or not alive or time.monotonic() > r["deadline"]:
+                if alive and r["done"] is None:
+                    r["proc"].kill()
+                    why = "killed: over its time limit"
+                else:
+                    why = f"the worker exited with code {r['proc'].exitcode}"
+                r["proc"].join(5)
+                results.append(r["done"] or {"file": rel, "fatal": why, "kernels": [], "ops": [], "instances": []})
+                del running[rel]
+                print(f"[{len(results)}/{len(files)}] {rel}", file=sys.stderr)
+    return results
+
+
+def base_name(kernel_display: str) -> str:
+    """``vllm::act_kernel<c10::Half, &silu>`` -> ``vllm::act_kernel``."""
+    depth, out = 0, []
+    for ch in kernel_display:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out)
+
+
+def summarise(results: list[dict]) -> tuple[list[KernelRow], dict]:
+    rows: dict[tuple, KernelRow] = {}
+    by_name: dict[str, list[KernelRow]] = collections.defaultdict(list)
+    for res in results:
+        for k in res.get("kernels", []):
+            key = (k["name"], k["file"])
+            if key not in rows:
+                rows[key] = KernelRow(k["name"], k["file"], k["line"])
+                by_name[k["name"]].append(rows[key])
+    for res in results:
+        if "fatal" in res:
+            continue
+        for op in res["ops"]:
+            for name in op.get("lowered", []):
+                for row in by_name.get(name, []):
+                    row.lowered = True
+        for inst in res["instances"]:
+            reached = {base_name(k) for k in inst["kernels"]}
+            for name in reached:
+                for row in by_name.get(name, []):
+                    _add(row.ops, inst["op"])
+                    row.seconds += inst["seconds"]
+                    bugs = [f for f in inst["findings"] if f["kernel"] and base_name(f["kernel"]) == name]
+                    stuck = [i for i in inst["inconclusive"] if i["kernel"] and base_name(i["kernel"]) == name]
+                    # An instance that ran out of time stops wherever it was: every kernel it
+                    # reached and did not finish clean is inconclusive.
+                    stuck += [i for i in inst["inconclusive"] if i["kernel"] is None and i["reason"] == "timeout"]
+                    if bugs:
+                        row.verdict = "bug"
+                        row.findings.extend(bugs)
+                    elif stuck and row.verdict != "bug":
+                        row.verdict = "inconclusive"
+                        row.reason = row.reason or f"{stuck[0]['reason']}: {stuck[0]['detail']} ({stuck[0]['at']})"
+                    elif row.verdict == "not reached":
+                        row.verdict = "verified"
+    for res in results:
+        why = res.get("fatal")
+        for k in res.get("kernels", []):
+            row = rows[(k["name"], k["file"])]
+            if row.verdict == "not reached":
+                row.reason = row.reason or why or _not_reached_reason(res, k["name"])
+    return sorted(rows.values(), key=lambda r: (r.file, r.line)), {}
+
+
+def _not_reached_reason(res: dict, name: str) -> str:
+    errors = [o for o in res["ops"] if "error" in o]
+    if not res["ops"]:
+        return "no op of the file reaches a launch"
+    if errors:
+        return f"op not lowered: {errors[0]['error']}"
+    stuck = [i for inst in res["instances"] for i in inst["inconclusive"] if i["kernel"] is None]
+    if stuck:
+        return f"the op stops before the launch: {stuck[0]['reason']}: {stuck[0]['detail']} ({stuck[0]['at']})"
+    return "no op of the file launches it"
+
+
+def _add(xs: list, x) -> None:
+    if x not in xs:
+        xs.append(x)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("path", help="a checkout of the repository")
+    ap.add_argument("--manifest", help="bindings for the ops it names (others run in zero-config mode)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--time-budget", type=float, default=60.0, help="seconds per instance (default 60)")
+    ap.add_argument("--files", default="**/*.cu", help="glob of files under PATH (default **/*.cu)")
+    ap.add_argument("--json", help="write every row and instance here")
+    ap.add_argument("--verbose", action="store_true")
+    args = ap.parse_args()
+    root = Path(args.path).resolve()
+    from analyzers.frontend.includes import IncludeResolver
+    from analyzers.frontend.parse import ParseConfig
+    resolver = IncludeResolver(root, ParseConfig(root).search_dirs())
+    files, skipped = [], collections.Counter()
+    for p in sorted(root.glob(args.files)):
+        ok, why = in_scope(root, p, resolver)
+        if ok:
+            files.append(str(p.relative_to(root)))
+        else:
+            skipped[why] += 1
+    planned = {}
+    if args.manifest:
+        from bot.manifest import expand, load
+        for p in expand(load(Path(args.manifest)), None, root):
+            planned.setdefault(p.file, []).append(p)
+    t0 = time.perf_counter()
+    results = run_files(root, files, planned, args.time_budget, max(1, args.jobs), args.verbose)
+    wall = time.perf_counter() - t0
+    rows, _ = summarise(results)
+    print_report(rows, results, files, skipped, wall)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"rows": [r.__dict__ for r in rows], "files": results}, indent=1,
+                                              default=str))
+    return 0
+
+
+def print_report(rows: list[KernelRow], results: list[dict], files: list[str], skipped, wall: float) -> None:
+    print(f"{'kernel':58} {'file:line':52} {'parsed':6} {'lowered':7} {'seconds':>8}  verdict")
+    errors = {r["file"]: r.get("errors", 0) for r in results}
+    for r in rows:
+        parsed = "yes" if errors.get(r.file, 0) == 0 else "errors" if r.file in errors else "yes"
+        verdict = r.verdict + (f" ({r.reason})" if r.reason and r.verdict != "bug" else "")
+        if r.verdict == "bug":
+            verdict += " " + "; ".join(sorted({f"{f['check']} at {f['at']}" for f in r.findings}))
+        print(f"{r.name[:58]:58} {(r.file + ':' + str(r.line))[-52:]:52} {parsed:6} {'yes' if r.lowered else 'no':7} "
+              f"{r.seconds:8.1f}  {verdict[:220]}")
+    counts = collections.Counter(r.verdict for r in rows)
+    total = len(rows)
+    decided = counts["verified"] + counts["bug"]
+    instances = [i for res in results for i in res.get("instances", [])]
+    times = sorted(i["seconds"] for i in instances)
+    print()
+    print(f"files: {len(files)} in scope ({', '.join(f'{n} {why}' for why, n in skipped.items()) or 'none'} skipped); "
+          f"{sum(1 for r in results if 'fatal' in r)} failed as a whole")
+    print(f"kernels: {total}; verified {counts['verified']}, bug {counts['bug']}, inconclusive {counts['inconclusive']}, "
+          f"not reached {counts['not reached']}; verified or bug: {decided}/{total} = {100 * decided / max(total, 1):.0f}%")
+    reasons = collections.Counter(r.reason.split(":")[0] for r in rows if r.verdict in ("inconclusive", "not reached"))
+    print("top reasons (inconclusive / not reached): " + ", ".join(f"{why} {n}" for why, n in reasons.most_common(8)))
+    if times:
+        p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
+        print(f"instances: {len(times)}; median {statistics.median(times):.2f} s, p95 {p95:.2f} s, "
+              f"max {times[-1]:.2f} s, sum {sum(times):.1f} s; wall {wall:.1f} s")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

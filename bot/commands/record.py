@@ -1,0 +1,116 @@
+"""kernelvet record -- CMD: run a PyTorch program at several input sizes and write manifest bindings
+of the custom ops it calls."""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ..exitcodes import EXIT_CLEAN, EXIT_USAGE
+
+EPILOG = """The program reads the sizes of each run with bot.recorder.sizes(batch=..., seq_len=...) and,
+with --config, the model's config path with bot.recorder.config_path(). Example:
+
+  kernelvet record --size batch=1,2,3 --size seq_len=5,8 --config models/mistral.json \\
+      --values positions=0:max_position_embeddings-1 -o recorded.yaml -- python run_model.py
+"""
+
+
+def register(sub) -> None:
+    p = sub.add_parser("record", help="record custom-op calls of a PyTorch program and write manifest bindings",
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    p.add_argument("--size", action="append", default=[], metavar="DIM=V1,V2,...",
+                   help="values of a user dim, one run per point of the grid (default: batch=1,2,3 seq_len=5,8,13: three values tell a line from a curve)")
+    p.add_argument("--range", action="append", default=[], metavar="DIM=MIN:MAX",
+                   help="the range users can reach for a dim other than batch and seq_len")
+    p.add_argument("--config", action="append", default=[], help="a model's config.json (repeatable: one model each)")
+    p.add_argument("--model", action="append", default=[], help="the model's name (one per --config)")
+    p.add_argument("--namespace", action="append", default=[], help="record only ops of this namespace (repeatable)")
+    p.add_argument("--values", action="append", default=[], metavar="ARG=LO:HI",
+                   help="the range of an index tensor's elements (ARG or OP.ARG; expressions allowed)")
+    p.add_argument("--no-execute", action="store_true", help="record ops that return nothing without running them")
+    p.add_argument("--output", "-o", required=True, help="the manifest to write")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- the program to run")
+    p.set_defaults(func=run)
+
+
+def _pairs(items: list[str], sep: str, what: str) -> dict:
+    out = {}
+    for item in items:
+        key, eq, rest = item.partition("=")
+        if not eq or sep not in rest and sep == ":":
+            raise ValueError(f"{what} '{item}': expected NAME={'LO:HI' if sep == ':' else 'V1,V2,...'}")
+        out[key.strip()] = rest
+    return out
+
+
+def run(args) -> int:
+    from ..recorder import ENV_CONFIG, ENV_POINT, RecordError, Recorder
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        print("kernelvet record: give the program after --, e.g. -- python run_model.py", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        sizes = {k: [int(x) for x in v.split(",")] for k, v in _pairs(args.size, ",", "--size").items()}
+        ranges = {k: tuple(int(x) for x in v.split(":", 1)) for k, v in _pairs(args.range, ":", "--range").items()}
+        values = {k: v.split(":", 1) for k, v in _pairs(args.values, ":", "--values").items()}
+    except ValueError as exc:
+        print(f"kernelvet record: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    sizes = sizes or {"batch": [1, 2, 3], "seq_len": [5, 8, 13]}
+    if len(args.model) > len(args.config) or (args.model and len(args.model) != len(args.config)):
+        print("kernelvet record: give one --model per --config", file=sys.stderr)
+        return EXIT_USAGE
+    configs = args.config or [None]
+    names = args.model or [Path(c).stem if c else "model" for c in configs]
+    boot = Path(__file__).resolve().parent.parent / "recorder" / "boot"
+    project = Path(__file__).resolve().parent.parent.parent
+    rec = Recorder(args.namespace or None, not args.no_execute)
+    t0 = time.perf_counter()
+    runs = 0
+    for config, name in zip(configs, names):
+        recording = rec.start(name, config)
+        dims = list(sizes)
+        for point_values in itertools.product(*(sizes[d] for d in dims)):
+            point = dict(zip(dims, point_values))
+            with tempfile.NamedTemporaryFile(suffix=".calls", delete=False) as tmp:
+                out = tmp.name
+            env = dict(os.environ, KERNELVET_RECORD_OUT=out, KERNELVET_RECORD_NAMESPACES=",".join(args.namespace),
+                       KERNELVET_RECORD_EXECUTE="0" if args.no_execute else "1", **{ENV_POINT: json.dumps(point)})
+            if config:
+                env[ENV_CONFIG] = str(Path(config).resolve())
+            env["PYTHONPATH"] = os.pathsep.join([str(boot), str(project)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+            proc = subprocess.run(command, env=env)
+            try:
+                if proc.returncode != 0:
+                    print(f"kernelvet record: the program exited with {proc.returncode} at {point} "
+                          f"(model '{name}')", file=sys.stderr)
+                    return EXIT_USAGE
+                with open(out, "rb") as f:
+                    calls = pickle.load(f)
+            except (OSError, EOFError, pickle.UnpicklingError):
+                print(f"kernelvet record: no calls came back from the run at {point}: is the program a Python "
+                      f"process that imports torch?", file=sys.stderr)
+                return EXIT_USAGE
+            finally:
+                Path(out).unlink(missing_ok=True)
+            rec.add_run(recording, point, calls)
+            runs += 1
+    try:
+        text = rec.manifest(args.output, values=values, ranges=ranges)
+    except RecordError as exc:
+        print(f"kernelvet record: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    n_ops = text.count("\n  - op: ")
+    print(f"kernelvet record: {runs} runs in {time.perf_counter() - t0:.1f} s; {n_ops} op bindings written to "
+          f"{args.output}")
+    for w in rec.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    return EXIT_CLEAN

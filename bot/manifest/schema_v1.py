@@ -1,0 +1,181 @@
+"""The manifest schema, version 1 (docs/manifest.md). Shorthands are expanded before validation, so
+every mistake is reported against one model with the keys the user can write."""
+from __future__ import annotations
+
+from typing import Any, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .schema import Expr, Number, Options, _dtype
+
+DEFAULT_MAX_NUM_BATCHED_TOKENS = 9_000_000
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Dim(Strict):
+    """A user dim: an integer range (bounds may use model fields) or a set of values."""
+
+    min: Expr | None = None
+    max: Expr | None = None
+    values: list[int] | None = Field(None, description="the only values it takes, e.g. [16, 32, 64]")
+
+    @model_validator(mode="after")
+    def range_or_set(self):
+        if self.values is not None:
+            if self.min is not None or self.max is not None:
+                raise ValueError("give either 'values' or 'min'/'max', not both")
+            if not self.values:
+                raise ValueError("'values' needs at least one value")
+        elif self.min is None or self.max is None:
+            raise ValueError("a user dim needs 'min' and 'max' (or 'values')")
+        elif isinstance(self.min, int) and isinstance(self.max, int) and self.min > self.max:
+            raise ValueError(f"min {self.min} is above max {self.max}")
+        return self
+
+
+class Model(Strict):
+    config: str | None = Field(None, description="a config.json path or glob, relative to the manifest")
+    name: str | None = None
+    fields: dict[str, Number] = Field(default_factory=dict)
+    dtype: str | None = None
+    dtypes: list[str] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def shorthand(cls, v: Any):
+        return {"config": v} if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def has_source(self):
+        if self.config is None and not self.fields:
+            raise ValueError("a model needs 'config' (a config.json path or glob) or 'fields' (inline values)")
+        if self.config is None and self.name is None:
+            raise ValueError("an inline model needs a 'name'")
+        if self.dtype is not None and self.dtypes is not None:
+            raise ValueError("give 'dtype' or 'dtypes', not both")
+        return self
+
+    @field_validator("dtype")
+    @classmethod
+    def _one_dtype(cls, v):
+        return _dtype(v)
+
+    @field_validator("dtypes")
+    @classmethod
+    def _dtypes(cls, v):
+        return None if v is None else [_dtype(x) for x in v]
+
+
+class Arg(Strict):
+    """One launcher argument: a tensor (shape ...), a scalar (value), or absent."""
+
+    shape: list[Expr] | None = None
+    dtype: str | None = None
+    strides: list[Expr] | None = None
+    values: list[Expr] | None = Field(None, description="[min, max], inclusive, bounding every element")
+    optional: bool = Field(False, description="verify the op with the tensor present and with it absent")
+    value: Expr | None = None
+    absent: bool = False
+    any: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def shorthand(cls, v: Any):
+        if isinstance(v, list):
+            return {"shape": v}
+        if v == "absent":
+            return {"absent": True}
+        if v == "any" or v is None:
+            return {"any": True}
+        if isinstance(v, (str, int, float)) and not isinstance(v, bool):
+            return {"value": v}
+        if isinstance(v, bool):
+            return {"value": int(v)}
+        return v
+
+    @field_validator("dtype")
+    @classmethod
+    def _dt(cls, v):
+        return _dtype(v)
+
+    @model_validator(mode="after")
+    def consistent(self):
+        tensor_keys = [k for k in ("dtype", "strides", "values") if getattr(self, k) is not None]
+        if self.shape is None:
+            if tensor_keys or self.optional:
+                keys = tensor_keys + (["optional"] if self.optional else [])
+                raise ValueError(f"a tensor needs a 'shape' (it has {', '.join(repr(k) for k in keys)})")
+        else:
+            if self.value is not None or self.absent or self.any:
+                raise ValueError("a tensor ('shape') cannot also have 'value', 'absent' or 'any'")
+            if self.strides is not None and len(self.strides) != len(self.shape):
+                raise ValueError(f"{len(self.strides)} strides for {len(self.shape)} dimensions")
+            if self.values is not None and len(self.values) != 2:
+                raise ValueError("values must be [min, max]")
+        if self.shape is None and sum([self.value is not None, self.absent, self.any]) > 1:
+            raise ValueError("give one of 'value', 'absent' or 'any'")
+        return self
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.shape is not None
+
+
+class Op(Strict):
+    op: str | None = Field(None, description="the registered op name (torch.ops.<ns>.<op>); finds file and launcher")
+    name: str | None = None
+    file: str | None = None
+    launcher: str | None = None
+    models: Union[list[str], str] = "all"
+    dtypes: list[str] | None = None
+    args: dict[str, Arg] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def located(self):
+        if self.op is None and self.file is None:
+            raise ValueError("an op needs 'op' (its registered name) or 'file' (where its launcher is defined)")
+        if self.op is None and self.name is None and self.launcher is None:
+            raise ValueError("an op given by 'file' needs a 'name' or a 'launcher'")
+        return self
+
+    @field_validator("dtypes")
+    @classmethod
+    def known_dtypes(cls, v):
+        return None if v is None else [_dtype(x) for x in v]
+
+    @property
+    def display(self) -> str:
+        return self.name or self.op or self.launcher
+
+
+class Manifest(Strict):
+    version: int
+    include_dirs: list[str] = Field(default_factory=list)
+    defines: dict[str, str] = Field(default_factory=dict)
+    arch: str = "sm_80"
+    models: list[Model]
+    dtypes: list[str] = Field(default_factory=lambda: ["bfloat16"])
+    user_dims: dict[str, Dim] = Field(default_factory=dict)
+    derived: dict[str, Expr] = Field(default_factory=dict)
+    max_num_batched_tokens: int | None = DEFAULT_MAX_NUM_BATCHED_TOKENS
+    constraints: list[str] = Field(default_factory=list)
+    ops: list[Op]
+    options: Options = Field(default_factory=Options)
+
+    @field_validator("version")
+    @classmethod
+    def one(cls, v):
+        if v != 1:
+            raise ValueError(f"this is a version 1 manifest reader, got version {v}")
+        return v
+
+    @field_validator("dtypes")
+    @classmethod
+    def known_dtypes(cls, v):
+        return [_dtype(x) for x in v]
+
+
+KNOWN_KEYS = sorted({f for cls in (Manifest, Model, Arg, Op, Dim, Options) for f in cls.model_fields})

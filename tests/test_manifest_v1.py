@@ -1,0 +1,155 @@
+"""Manifest version 1: the same instances as version 0 for the example, shorthands, op names
+resolved through registrations, set-valued dims, optional arguments both ways, model conditions,
+and errors a user can act on."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from analyzers import binding as B
+from analyzers.frontend.registrations import discover
+from bot.manifest import ManifestError, expand, load
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "minivllm"
+V1 = ROOT / "tests" / "fixtures" / "manifests" / "minivllm_v1.yaml"
+MODELS = EXAMPLE / "models"
+
+
+def test_v1_example_expands_to_exactly_the_v0_instances():
+    v0 = expand(load(EXAMPLE / "kernelvet.yaml"), root=EXAMPLE)
+    v1 = expand(load(V1), root=EXAMPLE)
+    assert {(p.op_name, p.file, p.launcher, p.instance, tuple(p.models)) for p in v0} == \
+           {(p.op_name, p.file, p.launcher, p.instance, tuple(p.models)) for p in v1}
+
+
+def manifest(tmp_path: Path, ops: str, extra: str = "") -> Path:
+    p = tmp_path / "kernelvet.yaml"
+    p.write_text(f"version: 1\nmodels:\n  - {MODELS}/*.json\n{extra}\nops:\n" + textwrap.indent(textwrap.dedent(ops), "  "))
+    return p
+
+
+def errors(path: Path) -> list[str]:
+    with pytest.raises(ManifestError) as exc:
+        expand(load(path), root=EXAMPLE)
+    return exc.value.errors
+
+
+def test_sets_optional_arguments_and_conditions(tmp_path):
+    p = manifest(tmp_path, """
+        - op: reshape_and_cache_flash
+          models: has max_position_embeddings and num_key_value_heads < 8
+          args:
+            key: [num_tokens, num_key_value_heads, head_dim]
+            value: {shape: [num_tokens, num_key_value_heads, head_dim], optional: true}
+            key_cache: [num_blocks, block_size, num_key_value_heads, head_dim]
+            value_cache: [num_blocks, block_size, num_key_value_heads, head_dim]
+            slot_mapping: {shape: [num_tokens], dtype: int64, values: [-1, num_blocks * block_size - 1]}
+        """, "user_dims:\n  num_blocks: {min: 1, max: 64}\n  block_size: {values: [32, 16]}")
+    planned = expand(load(p), root=EXAMPLE)
+    assert {m for q in planned for m in q.models} == {"Qwen2ForCausalLM"}  # kv heads 2; the others have 8 or more
+    assert sorted(q.op_name for q in planned) == ["reshape_and_cache_flash", "reshape_and_cache_flash(value=None)"]
+    dims = {d.name: d for d in planned[0].instance.dims}
+    assert dims["block_size"] == B.UserDim("block_size", 16, 32, (16, 32))
+    absent = next(q for q in planned if "None" in q.op_name)
+    assert isinstance(absent.instance.arg("value"), B.AbsentArg)
+
+
+def test_user_dim_bounds_from_model_fields(tmp_path):
+    p = manifest(tmp_path, """
+        - op: rms_norm
+          models: has max_position_embeddings
+          args: {out: [seq_len, hidden_size], input: [seq_len, hidden_size], weight: [hidden_size], epsilon: 1e-6}
+        """, "user_dims:\n  seq_len: {min: 1, max: max_position_embeddings}")
+    his = {q.models[0]: q.instance.dims[0].hi for q in expand(load(p), root=EXAMPLE)}
+    assert his["Phi3ForCausalLM"] == 4096 and his["MistralForCausalLM"] == 32768
+
+
+@pytest.mark.parametrize("ops, line, words", [
+    ("- op: rms_nrom\n  args: {out: [1]}\n", 6, "no op named 'rms_nrom' is registered"),
+    ("- op: rms_norm\n  args: {outt: [1], input: [1], weight: [1]}\n", 7, "the launcher has no argument 'outt' (did you mean 'out'?)"),
+    ("- op: rms_norm\n  args:\n    out: [num_tokens, ceil_div(hidden_size, 8)]\n", 8, "quote an expression that has a comma"),
+    ("- op: rms_norm\n  models: has(\n", 7, "cannot parse model condition"),
+    ("- op: rms_norm\n  args: {out: {dtype: int8}}\n", 7, "a tensor needs a 'shape'"),
+])
+def test_errors_name_line_and_fix(tmp_path, ops, line, words):
+    errs = errors(manifest(tmp_path, ops)) if "dtype: int8" not in ops else pytest.raises(ManifestError, load, manifest(tmp_path, ops)).value.errors
+    assert any(f"kernelvet.yaml:{line}:" in e and words in e for e in errs), errs
+
+
+def test_registrations_map_schema_names_to_launchers(tmp_path):
+    (tmp_path / "csrc" / "cpu").mkdir(parents=True)
+    (tmp_path / "csrc" / "ops.h").write_text("#include <torch/all.h>\nvoid scale_rows(torch::Tensor& out, double s);\n")
+    body = "void scale_rows(torch::Tensor& out, double s) { %s }\n"
+    (tmp_path / "csrc" / "cpu" / "scale.cpp").write_text('#include "../ops.h"\n' + body % "")
+    (tmp_path / "csrc" / "scale.cu").write_text('#include "ops.h"\n' + body % "/* cuda */")
+    (tmp_path / "csrc" / "bindings.cpp").write_text(textwrap.dedent("""\
+        #include <torch/library.h>
+        #include "ops.h"
+        #define EXPAND(NAME, M) TORCH_LIBRARY(NAME, M)
+        EXPAND(TORCH_EXTENSION_NAME, ops) {
+          ops.def("scale_rows(Tensor! result,"
+                  " float scale) -> ()");
+          ops.impl("scale_rows", torch::kCUDA, &scale_rows);
+        }
+        """))
+    (tmp_path / "csrc" / "cpu" / "bindings.cpp").write_text(textwrap.dedent("""\
+        #include <torch/library.h>
+        #include "../ops.h"
+        TORCH_LIBRARY(_C, ops) {
+          ops.def("scale_rows() -> ()");
+          ops.impl("scale_rows", torch::kCPU, &scale_rows);
+        }
+        """))
+    reg = discover(tmp_path)
+    [r] = reg.find("scale_rows")
+    assert r.file == "csrc/scale.cu" and r.function == "scale_rows"  # the CUDA build's, not the CPU backend's
+    assert r.arg_names() == {"result": "out", "scale": "s"}
+    assert r.registered_at == ("csrc/bindings.cpp", 5)
+
+
+def test_manifest_commands(tmp_path):
+    def kv(*args):
+        return subprocess.run([sys.executable, "-m", "bot.cli", *args], capture_output=True, text=True, cwd=ROOT)
+    r = kv("manifest", "check", str(V1), "--root", str(EXAMPLE))
+    assert r.returncode == 0 and "46 op x model x dtype combinations verify as 46 instances" in r.stdout
+    r = kv("manifest", "ops", str(EXAMPLE))
+    assert r.returncode == 0 and "8 registered ops: 8 bound" in r.stdout
+    m = tmp_path / "kernelvet.yaml"
+    m.write_text((EXAMPLE / "kernelvet.yaml").read_text().replace("config: models/", f"config: {MODELS}/"))
+    r = kv("manifest", "add-model", str(ROOT / "manifests" / "models" / "Qwen3ForCausalLM.json"), "--manifest", str(m),
+           "--name", "qwen3-8b")
+    assert r.returncode == 0, r.stderr
+    assert "# kernelvet manifest of minivllm" in m.read_text() and "name: qwen3-8b" in m.read_text()
+    assert "qwen3-8b" in {x for p in expand(load(m), root=EXAMPLE) for x in p.models}
+    r = kv("manifest", "add-model", str(ROOT / "manifests" / "models" / "GPT2LMHeadModel.json"), "--manifest", str(m))
+    assert r.returncode == 2 and "intermediate_size" in r.stderr and "nothing was written" in r.stderr
+
+
+KERNEL = """
+#include <torch/all.h>
+__global__ void k(const int* table, float* out, int64_t block_size) {
+  out[threadIdx.x] = (float)table[block_size % 16];
+}
+void op(torch::Tensor& table, torch::Tensor& out, int64_t block_size) {
+  k<<<1, 32>>>(table.data_ptr<int>(), out.data_ptr<float>(), block_size);
+}
+"""
+
+
+@pytest.mark.parametrize("dim, code", [("{values: [16, 32, 64]}", 0), ("{min: 16, max: 64}", 1)])
+def test_a_set_valued_dim_is_only_its_values(tmp_path, dim, code):
+    (tmp_path / "k.cu").write_text(KERNEL)
+    (tmp_path / "kernelvet.yaml").write_text(textwrap.dedent(f"""\
+        version: 1
+        models: [{{name: m, fields: {{hidden_size: 64}}, dtype: float32}}]
+        user_dims: {{block_size: {dim}}}
+        ops:
+          - {{name: op, file: k.cu, args: {{table: {{shape: [1], dtype: int32}}, out: [32], block_size: block_size}}}}
+        """))
+    r = subprocess.run([sys.executable, "-m", "bot.cli", "scan", str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == code, r.stdout + r.stderr
