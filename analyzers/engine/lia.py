@@ -169,16 +169,20 @@ class Lia:
         """The bounds, envelopes and order lemmas about the variables ``terms`` mention (and, for a
         product, about its factors): the whole instance's facts would make every query pay for
         every kernel analysed before it."""
-        names: set[str] = set()
+        # Ordered containers throughout: the facts' order steers z3's search, and a verdict or a
+        # witness must not depend on Python's per-process string hashing.
+        names: dict[str, None] = {}
         todo: list[str] = []
         for t in terms:
             for n in self._names(t):
                 if n not in names:
-                    names.add(n)
+                    names[n] = None
                     todo.append(n)
         out = []
-        while todo:
-            n = todo.pop()
+        i = 0
+        while i < len(todo):
+            n = todo[i]
+            i += 1
             b = self.bounds.get(n)
             if b is not None:
                 out.append(b)
@@ -187,7 +191,7 @@ class Lia:
                 out.append(env)
                 for m in self._names(env):
                     if m not in names:
-                        names.add(m)
+                        names[m] = None
                         todo.append(m)
         for n in list(names):
             for q, lemma in self.orders.get(n, ()):
@@ -195,16 +199,16 @@ class Lia:
                     out.append(lemma)
                     for m in self._names(lemma):
                         if m not in names and m in self.bounds:
-                            names.add(m)
+                            names[m] = None
                             out.append(self.bounds[m])
         return out
 
-    def _names(self, t: z3.ExprRef) -> frozenset:
+    def _names(self, t: z3.ExprRef) -> tuple:
         k = t.get_id()
         hit = self._vars_of.get(k)
         if hit is not None:
             return hit
-        out: set[str] = set()
+        out: dict[str, None] = {}
         stack, seen = [t], set()
         while stack:
             x = stack.pop()
@@ -214,14 +218,14 @@ class Lia:
             seen.add(i)
             cached = self._vars_of.get(i)
             if cached is not None and x is not t:
-                out |= cached
+                out.update(dict.fromkeys(cached))
                 continue
             if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-                out.add(x.decl().name())
+                out[x.decl().name()] = None
             else:
-                stack.extend(x.children())
+                stack.extend(reversed(x.children()))
         self._keep.append(t)
-        res = frozenset(out)
+        res = tuple(out)
         self._vars_of[k] = res
         return res
 
