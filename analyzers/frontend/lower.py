@@ -68,12 +68,19 @@ class Lowerer:
         self._lambda_count: dict[str, int] = {}
         self._stack: list[str] = []
         self._sources: dict[str, bytes] = {}
+        self._relpaths: dict[str, str] = {}  # clang's file name -> workspace-relative (resolving is slow)
 
     # ------------------------------------------------------------ spans
 
     def relpath(self, name: str | None) -> str:
         if not name:
             return "<unknown>"
+        hit = self._relpaths.get(name)
+        if hit is None:
+            hit = self._relpaths[name] = self._relpath(name)
+        return hit
+
+    def _relpath(self, name: str) -> str:
         p = Path(name)
         try:
             return str(p.resolve().relative_to(self.workspace))
