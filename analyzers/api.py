@@ -27,6 +27,7 @@ class OpNotFound(Exception):
 class Unit:
     parsed: ParsedFile
     lowerer: Lowerer
+    definitions: list | None = None  # the file's function definitions, found once
 
 
 @dataclass
@@ -76,7 +77,9 @@ class Workspace:
         if key in self._ops:
             return self._ops[key]
         unit = self.unit(file)
-        found = discover.find_function(unit.parsed.tu, unit.parsed.path, launcher)
+        if unit.definitions is None:
+            unit.definitions = list(discover.function_definitions(unit.parsed.tu, unit.parsed.path))
+        found = discover.find_function(unit.parsed.tu, unit.parsed.path, launcher, unit.definitions)
         if not found:
             raise OpNotFound(f"{file}: no function named '{launcher}' (the op's launcher) is defined there")
         fkey = unit.lowerer.function(found[0])

@@ -92,8 +92,9 @@ def verify_file(root: str, rel: str, planned: list, budget: float, out) -> None:
     by_op = collections.defaultdict(list)
     for p in planned:
         by_op[p.launcher].append(p)
-    ops = ws.entry_points(rel)
-    for name in ops + [n for n in by_op if n not in ops]:
+    bound = {n.rsplit("::", 1)[-1] for n in by_op}
+    ops = [n for n in ws.entry_points(rel) if n.rsplit("::", 1)[-1] not in bound]
+    for name in list(by_op) + ops:
         t0 = time.perf_counter()
         try:
             op = ws.op(rel, name)
@@ -283,6 +284,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("path", help="a checkout of the repository")
     ap.add_argument("--manifest", help="bindings for the ops it names (others run in zero-config mode)")
+    ap.add_argument("--models", help="with --manifest: only these models (comma-separated names)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--time-budget", type=float, default=60.0, help="seconds per instance (default 60)")
     ap.add_argument("--files", default="**/*.cu", help="glob of files under PATH (default **/*.cu)")
@@ -303,7 +305,12 @@ def main() -> int:
     planned = {}
     if args.manifest:
         from bot.manifest import expand, load
+        keep = set(args.models.split(",")) if args.models else None
         for p in expand(load(Path(args.manifest)), None, root):
+            if keep is not None:
+                p.models = [m for m in p.models if m in keep]
+                if not p.models:
+                    continue
             planned.setdefault(p.file, []).append(p)
     t0 = time.perf_counter()
     results = run_files(root, files, planned, args.time_budget, max(1, args.jobs), args.verbose)

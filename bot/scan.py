@@ -5,7 +5,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,7 +14,9 @@ from analyzers.engine.context import Options
 from analyzers.findings import Finding, Inconclusive, InstanceResult
 from analyzers.frontend.parse import ParseError
 
+from .cache import ResultCache, cache_key, closure_key
 from . import zeroconfig
+from .irhash import op_hash
 from .manifest import LoadedManifest, Planned, expand
 from .manifest.schema import Manifest
 
@@ -29,16 +31,25 @@ class MergedFinding:
     kernels: list[str] = field(default_factory=list)
     models: list[str] = field(default_factory=list)
     dtypes: list[str] = field(default_factory=list)
+    fingerprint: str = ""  # bot.fingerprint: stable across edits that move lines
+    suppressed: str | None = None  # the reason of an inline suppression
+    suppressed_at: str | None = None
+    baselined: bool = False  # listed in the baseline file
 
     @property
     def location(self):
         return self.finding.location
+
+    @property
+    def status(self) -> str:
+        return "suppressed" if self.suppressed is not None else "baselined" if self.baselined else "new"
 
 
 @dataclass
 class InstanceReport:
     planned: Planned
     result: InstanceResult
+    cached: bool = False  # taken from the cache, not verified in this run
 
 
 @dataclass
@@ -47,6 +58,16 @@ class ScanReport:
     instances: list[InstanceReport] = field(default_factory=list)
     findings: list[MergedFinding] = field(default_factory=list)
     seconds: float = 0.0
+    problems: list[str] = field(default_factory=list)  # malformed suppressions, with file:line
+
+    @property
+    def active(self) -> list[MergedFinding]:
+        """Findings neither suppressed nor in the baseline: what fails a run."""
+        return [m for m in self.findings if m.status == "new"]
+
+    @property
+    def cache_hits(self) -> int:
+        return sum(1 for r in self.instances if r.cached)
 
     def counts(self) -> dict:
         out = {"bug": 0, "verified": 0, "inconclusive": 0}
@@ -57,83 +78,220 @@ class ScanReport:
     @property
     def exit_code(self) -> int:
         c = self.counts()
-        if self.findings:
+        if self.active:
             return 1
         if c["inconclusive"]:
             return 3
         return 0
 
 
+def options_for(manifest: LoadedManifest | None, time_budget_s: float | None = None) -> Options:
+    o = (manifest.spec if manifest is not None else Manifest(version=0, models=[], ops=[])).options
+    return Options(time_budget_s=o.time_budget_s if time_budget_s is None else time_budget_s,
+                   query_timeout_ms=o.query_timeout_ms, unroll_max=o.unroll_max, minimal_witness=o.minimal_witness)
+
+
+def shard_of(planned: list[Planned], index: int, count: int) -> list[Planned]:
+    """Shard ``index`` (1-based) of ``count``: whole files go to one shard (a file is parsed once),
+    the largest first to the shard with the fewest instances; the same input always splits the same."""
+    by_file: dict[str, list[Planned]] = {}
+    for p in planned:
+        by_file.setdefault(p.file, []).append(p)
+    loads = [0] * count
+    mine: set[str] = set()
+    for file in sorted(by_file, key=lambda f: (-len(by_file[f]), f)):
+        k = min(range(count), key=lambda i: (loads[i], i))
+        loads[k] += len(by_file[file])
+        if k == index - 1:
+            mine.add(file)
+    return [p for p in planned if p.file in mine]
+
+
 def scan(root: Path, manifest: LoadedManifest | None, only_files: set[str] | None = None, progress=None,
-         options: Options | None = None, jobs: int | None = None,
-         zero_config_files: list[str] | None = None) -> ScanReport:
-    """Verify every instance of the manifest (in ``jobs`` processes; default: one per core), and
-    in zero-config mode every op of ``zero_config_files`` that the manifest does not bind."""
+         options: Options | None = None, jobs: int | None = None, zero_config_files: list[str] | None = None, *,
+         planned: list[Planned] | None = None,
+         cache: ResultCache | None = None, shard: tuple[int, int] | None = None,
+         workspace: Workspace | None = None) -> ScanReport:
+    """Verify every instance of the manifest (or ``planned``), in ``jobs`` processes (default: one
+    per core), and in zero-config mode every op of ``zero_config_files`` that the manifest does not
+    bind; take what ``cache`` holds for the same IR, binding and tool version. A ``workspace`` that
+    already lowered ops (the impact analysis's) is handed to forked workers."""
     t0 = time.perf_counter()
     spec = manifest.spec if manifest is not None else Manifest(version=0, models=[], ops=[])
-    opts = options or Options(time_budget_s=spec.options.time_budget_s, query_timeout_ms=spec.options.query_timeout_ms,
-                              unroll_max=spec.options.unroll_max, minimal_witness=spec.options.minimal_witness)
-    planned = expand(manifest, only_files, root) if manifest is not None else []
-    if zero_config_files:
-        covered = {(p.file, p.launcher) for p in planned}
-        planned += zeroconfig.plan(Path(root), zero_config_files, covered, spec.include_dirs, spec.defines, spec.arch)
-    setup = (str(root), tuple(spec.include_dirs), dict(spec.defines), spec.arch, opts)
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(planned)))
-    results: list = [None] * len(planned)
-    done = 0
-    if jobs == 1:
-        _init_worker(*setup)
+    opts = options or options_for(manifest)
+    if planned is None:
+        planned = expand(manifest, only_files, root) if manifest is not None else []
+        if zero_config_files:
+            covered = {(p.file, p.launcher) for p in planned}
+            planned += zeroconfig.plan(Path(root), zero_config_files, covered, spec.include_dirs, spec.defines,
+                                       spec.arch)
+    if shard is not None:
+        planned = shard_of(planned, *shard)
+    setup = (str(root), tuple(spec.include_dirs), dict(spec.defines), spec.arch, opts,
+             str(cache.dir) if cache is not None else None)
+    n = len(planned)
+    results: list = [None] * n
+    done = [0]
+
+    def finish(i: int, outcome) -> None:
+        results[i] = outcome
+        if progress is not None:
+            progress(done[0], n, planned[i])
+        done[0] += 1
+
+    tasks: list[tuple[str, list[int]]] = []
+    if cache is not None:
+        # Files unchanged since the cache saw them: answered here, without a parse or a worker.
+        ws = workspace or Workspace(Path(root), spec.include_dirs, spec.defines, spec.arch)
+        hashes: dict = {}
         for i, p in enumerate(planned):
-            if progress is not None:
-                progress(done, len(planned), p)
-            results[i] = _verify_in_worker(p)
-            done += 1
+            hit = _cached(cache, cache.get_fingerprint(closure_key(ws, p.file, p.launcher, hashes)), p, opts, ws.root)
+            if hit is not None:
+                finish(i, (hit, True))
+        # The others: one task per op lowers it once and answers what the cache has for its IR;
+        # what it does not have is verified instance by instance (in parallel).
+        by_op: dict[tuple, list[int]] = {}
+        for i, p in enumerate(planned):
+            if results[i] is None:
+                by_op.setdefault((p.file, p.launcher), []).append(i)
+        tasks = [("probe", idx) for _, idx in sorted(by_op.items())]
     else:
+        tasks = [("verify", [i]) for i, _ in sorted(enumerate(planned), key=lambda x: x[1].file)]
+    _INHERITED.clear()
+    if workspace is not None:
+        _INHERITED.append(workspace)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, sum(len(idx) for _, idx in tasks)))
+    if tasks and jobs == 1:
+        _init_worker(*setup)
+        for kind, idx in tasks:
+            if kind == "verify":
+                finish(idx[0], _verify_in_worker(planned[idx[0]]))
+                continue
+            for i, r in zip(idx, _probe_in_worker([planned[i] for i in idx])):
+                finish(i, r if r is not None else _verify_in_worker(planned[i]))
+    elif tasks:
         ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
         with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker, initargs=setup) as pool:
-            # Instances of one file go out together, so each worker parses a file about once.
-            futures = {pool.submit(_verify_in_worker, p): i for i, p in sorted(enumerate(planned), key=lambda x: x[1].file)}
-            for fut in as_completed(futures):
-                i = futures[fut]
-                try:
-                    results[i] = fut.result()
-                except Exception as exc:  # a worker that died: the instance says so, the scan goes on
-                    results[i] = _failed(planned[i], "internal-error", f"the worker failed ({type(exc).__name__}: {exc})")
-                done += 1
-                if progress is not None:
-                    progress(done - 1, len(planned), planned[i])
+            pending = {}
+
+            def submit(kind: str, idx: list[int]) -> None:
+                if kind == "probe":
+                    pending[pool.submit(_probe_in_worker, [planned[i] for i in idx])] = (kind, idx)
+                else:
+                    pending[pool.submit(_verify_in_worker, planned[idx[0]])] = (kind, idx)
+
+            for kind, idx in tasks:
+                submit(kind, idx)
+            while pending:
+                ready, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in ready:
+                    kind, idx = pending.pop(fut)
+                    try:
+                        outcome = fut.result()
+                    except Exception as exc:  # a worker that died: the instances say so, the scan goes on
+                        for i in idx:
+                            finish(i, (_failed(planned[i], "internal-error",
+                                               f"the worker failed ({type(exc).__name__}: {exc})"), False))
+                        continue
+                    if kind == "verify":
+                        finish(idx[0], outcome)
+                        continue
+                    for i, r in zip(idx, outcome):
+                        if r is None:
+                            submit("verify", [i])
+                        else:
+                            finish(i, r)
     if progress is not None:
         progress(len(planned), len(planned), None)
     report = ScanReport(Path(root))
-    report.instances = [InstanceReport(p, r) for p, r in zip(planned, results)]
+    report.instances = [InstanceReport(p, r, cached) for p, (r, cached) in zip(planned, results)]
+    if cache is not None:
+        cache.hits += report.cache_hits
+        cache.misses += len(planned) - report.cache_hits
     report.findings = merge(report.instances)
     report.seconds = time.perf_counter() - t0
     return report
 
 
 _WORKER: dict = {}
+_INHERITED: list = []  # a Workspace of the parent process, reused by forked workers (no parse again)
 
 
-def _init_worker(root: str, include_dirs, defines, arch, options) -> None:
-    _WORKER["ws"] = Workspace(Path(root), include_dirs, defines, arch)
+def _init_worker(root: str, include_dirs, defines, arch, options, cache_dir: str | None = None) -> None:
+    inherited = _INHERITED[0] if _INHERITED else None
+    if inherited is not None and inherited.root == Path(root).resolve():
+        _WORKER["ws"] = inherited
+    else:
+        _WORKER["ws"] = Workspace(Path(root), include_dirs, defines, arch)
     _WORKER["options"] = options
+    _WORKER["cache"] = ResultCache(Path(cache_dir)) if cache_dir else None
+    _WORKER["hashes"] = {}
 
 
-def _verify_in_worker(p: Planned) -> InstanceResult:
-    return verify_one(_WORKER["ws"], p, _WORKER["options"])
+def _verify_in_worker(p: Planned) -> tuple[InstanceResult, bool]:
+    return verify_one(_WORKER["ws"], p, _WORKER["options"], _WORKER["cache"], _WORKER["hashes"])
 
 
-def verify_one(ws: Workspace, p: Planned, options: Options) -> InstanceResult:
+def _probe_in_worker(batch: list[Planned]) -> list:
+    """Instances of one op: lower it once (in this worker) and take from the cache what it has for
+    its IR; None for each instance that needs verifying."""
+    ws, options, cache = _WORKER["ws"], _WORKER["options"], _WORKER["cache"]
+    try:
+        op = ws.op(batch[0].file, batch[0].launcher)
+    except (OpNotFound, ParseError) as exc:
+        return [(_failed(p, "op-error", str(exc)), False) for p in batch]
+    ir = op_hash(op)
+    cache.put_fingerprint(closure_key(ws, batch[0].file, batch[0].launcher, _WORKER["hashes"]), ir)
+    out = []
+    for p in batch:
+        hit = _cached(cache, ir, p, options, ws.root)
+        out.append((hit, True) if hit is not None else None)
+    return out
+
+
+def verify_one(ws: Workspace, p: Planned, options: Options, cache: ResultCache | None = None,
+               hashes: dict | None = None) -> tuple[InstanceResult, bool]:
+    """The instance's result, and whether it came from the cache."""
+    closure = None
+    if cache is not None:
+        # Files unchanged since the op was last lowered: its fingerprint is known without a parse.
+        closure = closure_key(ws, p.file, p.launcher, hashes)
+        hit = _cached(cache, cache.get_fingerprint(closure), p, options, ws.root)
+        if hit is not None:
+            return hit, True
     try:
         op = ws.op(p.file, p.launcher)
     except (OpNotFound, ParseError) as exc:
-        return _failed(p, "op-error", str(exc))
+        return _failed(p, "op-error", str(exc)), False
+    key = None
+    if cache is not None:
+        ir = op_hash(op)
+        cache.put_fingerprint(closure, ir)
+        key = cache_key(ir, p.instance, options)
+        hit = _cached(cache, ir, p, options, ws.root)
+        if hit is not None:
+            return hit, True
     try:
         if p.instance is None:
-            return ws.verify_zero_config(op, options, p.label)
-        return ws.verify(op, p.instance, options, p.label, p.models)
+            result = ws.verify_zero_config(op, options, p.label)
+        else:
+            result = ws.verify(op, p.instance, options, p.label, p.models)
     except Exception as exc:  # a defect of kernelvet: say so, keep going
-        return _failed(p, "internal-error", f"kernelvet failed on this instance ({type(exc).__name__}: {exc})")
+        return _failed(p, "internal-error", f"kernelvet failed on this instance ({type(exc).__name__}: {exc})"), False
+    if key is not None:
+        cache.put(key, result, ws.root)
+    return result, False
+
+
+def _cached(cache: ResultCache, fingerprint: str | None, p: Planned, options: Options, root: Path):
+    if fingerprint is None:
+        return None
+    hit = cache.get(cache_key(fingerprint, p.instance, options), root)
+    if hit is not None:
+        # The models an instance stands for are not part of its key (a model added to the manifest
+        # with the same sizes reuses the result): name the current ones.
+        hit.instance, hit.models = p.label, list(p.models)
+    return hit
 
 
 def _failed(p: Planned, reason: str, detail: str) -> InstanceResult:

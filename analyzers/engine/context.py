@@ -71,6 +71,7 @@ class Context:
         self.witnesses: list[tuple] = []  # (kernel, finding, model) of reported accesses
         self.start = time.perf_counter()
         self.paths = 0
+        self._guided = None  # the last witness found at the integers' minimum
 
     # ------------------------------------------------------------ budgets
 
@@ -176,6 +177,8 @@ class Context:
                     fixed = [term == values[name] for name, term in self.dim_order if name in values]
                     guided = self._try_model(list(pc) + [cond] + fixed)
                     if guided is not None:
+                        if guess == self.lia.minimize:
+                            self._guided = guided  # minimal() has nothing to add
                         return guided
         try:
             return self.solver.model(list(pc) + [cond])
@@ -190,13 +193,16 @@ class Context:
         Otherwise ``model`` stays."""
         if not (self.options.minimal_witness and self.dim_order) or cond_int is None:
             return model
-        if self.zero_config:
-            # Many independent sizes: the integers' lexicographic minimum, checked once.
-            values = self.lia.minimize(pc, cond_int, [name for name, _ in self.dim_order])
-            if not values:
-                return model
+        if model is self._guided:
+            return model  # already the integers' lexicographic minimum, confirmed in bit-vectors
+        # Every size at once: the integers' lexicographic minimum (num_tokens, then batch, ...),
+        # checked once in bit-vectors. Most of the time they agree and nothing else is asked.
+        values = self.lia.minimize(pc, cond_int, [name for name, _ in self.dim_order])
+        if values:
             fixed = [term == values[name] for name, term in self.dim_order if name in values]
-            return self._try_model(list(pc) + [cond] + fixed) or model
+            better = self._try_model(list(pc) + [cond] + fixed)
+            if better is not None or self.zero_config:
+                return better or model
         values = self.lia.minimize(pc, cond_int, [name for name, _ in self.dim_order[:1]])
         if not values:
             return model

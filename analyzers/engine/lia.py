@@ -30,6 +30,9 @@ class Lia:
         self.definitions: list = []  # exact nonlinear facts, for the second tier
         self.product_names: set[str] = set()
         self._by_factor: dict[int, list] = {}  # factor term id -> [(product, other factor)]
+        self.envelopes: dict[str, z3.BoolRef] = {}  # product name -> McCormick envelope
+        self.orders: dict[str, list] = {}  # product name -> [(other product name, order lemma)]
+        self._vars_of: dict[int, frozenset] = {}
         self._keep: list = []  # z3 ids stay unique while their terms live
         self._memo: dict[int, z3.BoolRef] = {}
         self._memo_nl: dict[int, z3.BoolRef] = {}
@@ -66,7 +69,7 @@ class Lia:
             corners = [xl * yl, xl * yu, xu * yl, xu * yu]
             p = self.var(f"prod!{next(_ids)}", min(corners), max(corners))
             self._keep.extend((x, y))
-            self.bounds[f"{p}.envelope"] = z3.And(
+            self.envelopes[str(p)] = z3.And(
                 p >= xl * y + yl * x - xl * yl, p >= xu * y + yu * x - xu * yu,
                 p <= xu * y + yl * x - xu * yl, p <= xl * y + yu * x - xl * yu)
             self.definitions.append(p == x * y)
@@ -84,9 +87,9 @@ class Lia:
             if c_lo < 0:
                 continue
             for q, other_q in self._by_factor.get(c.get_id(), ()):
-                self.bounds[f"{p}.order.{q}"] = z3.And(
+                self.orders.setdefault(str(p), []).append((str(q), z3.And(
                     z3.Implies(other <= other_q, p <= q), z3.Implies(other_q <= other, q <= p),
-                    z3.Implies(other + 1 <= other_q, p + c <= q), z3.Implies(other_q + 1 <= other, q + c <= p))
+                    z3.Implies(other + 1 <= other_q, p + c <= q), z3.Implies(other_q + 1 <= other, q + c <= p))))
             self._by_factor.setdefault(c.get_id(), []).append((p, other))
 
     def bounded(self, key: z3.ExprRef, lo: int, hi: int) -> z3.ArithRef:
@@ -162,6 +165,70 @@ class Lia:
             return False
         return self._check("QF_NIA", [self.translate(c, nonlinear=True) for c in pc] + self.definitions, conds)
 
+    def facts(self, terms) -> list:
+        """The bounds, envelopes and order lemmas about the variables ``terms`` mention (and, for a
+        product, about its factors): the whole instance's facts would make every query pay for
+        every kernel analysed before it."""
+        # Ordered containers throughout: the facts' order steers z3's search, and a verdict or a
+        # witness must not depend on Python's per-process string hashing.
+        names: dict[str, None] = {}
+        todo: list[str] = []
+        for t in terms:
+            for n in self._names(t):
+                if n not in names:
+                    names[n] = None
+                    todo.append(n)
+        out = []
+        i = 0
+        while i < len(todo):
+            n = todo[i]
+            i += 1
+            b = self.bounds.get(n)
+            if b is not None:
+                out.append(b)
+            env = self.envelopes.get(n)
+            if env is not None:
+                out.append(env)
+                for m in self._names(env):
+                    if m not in names:
+                        names[m] = None
+                        todo.append(m)
+        for n in list(names):
+            for q, lemma in self.orders.get(n, ()):
+                if q in names:
+                    out.append(lemma)
+                    for m in self._names(lemma):
+                        if m not in names and m in self.bounds:
+                            names[m] = None
+                            out.append(self.bounds[m])
+        return out
+
+    def _names(self, t: z3.ExprRef) -> tuple:
+        k = t.get_id()
+        hit = self._vars_of.get(k)
+        if hit is not None:
+            return hit
+        out: dict[str, None] = {}
+        stack, seen = [t], set()
+        while stack:
+            x = stack.pop()
+            i = x.get_id()
+            if i in seen:
+                continue
+            seen.add(i)
+            cached = self._vars_of.get(i)
+            if cached is not None and x is not t:
+                out.update(dict.fromkeys(cached))
+                continue
+            if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+                out[x.decl().name()] = None
+            else:
+                stack.extend(reversed(x.children()))
+        self._keep.append(t)
+        res = tuple(out)
+        self._vars_of[k] = res
+        return res
+
     def _mentions_product(self, conds) -> bool:
         if not self.product_names:
             return False
@@ -180,11 +247,9 @@ class Lia:
         s = z3.SolverFor(logic)
         s.set("timeout", self.timeout_ms)
         s.set("rlimit", self.rlimit)
-        for t in pc_terms:
-            if not z3.is_true(t):
-                s.add(t)
-        s.add(*conds)
-        s.add(*self.bounds.values())
+        terms = [t for t in pc_terms if not z3.is_true(t)]
+        # One conjunction: a single call into z3 instead of one per term.
+        s.add(conjunction(terms + list(conds) + self.facts(terms + list(conds))))
         t0 = time.perf_counter()
         r = s.check()
         self.seconds += time.perf_counter() - t0
@@ -204,7 +269,8 @@ class Lia:
             t = self.translate(c, nonlinear=True)
             if not z3.is_true(t):
                 s.add(t)
-        s.add(cond, *self.bounds.values(), *self.definitions)
+        s.add(cond, *self.definitions)
+        s.add(*self.facts(list(s.assertions())))
         t0 = time.perf_counter()
         r = s.check()
         self.seconds += time.perf_counter() - t0
@@ -228,7 +294,8 @@ class Lia:
             t = self.translate(c)
             if not z3.is_true(t):
                 opt.add(t)
-        opt.add(cond, *self.bounds.values())
+        opt.add(cond)
+        opt.add(*self.facts(list(opt.assertions())))
         for name in names:
             opt.minimize(z3.Int(name))
         t0 = time.perf_counter()
@@ -246,23 +313,56 @@ class Lia:
         return out
 
 
+def conjunction(terms: list) -> z3.BoolRef:
+    """And(terms) built with one call into z3 (z3py's And checks every argument in Python)."""
+    if not terms:
+        return z3.BoolVal(True)
+    if len(terms) == 1:
+        return terms[0]
+    ctx = terms[0].ctx
+    arr = (z3.Ast * len(terms))(*[t.as_ast() for t in terms])
+    return z3.BoolRef(z3.Z3_mk_and(ctx.ref(), len(terms), arr), ctx)
+
+
+_LINEAR: dict[int, tuple] = {}  # term id -> (term, verdict); the term is kept so its id stays its own
+
+
 def linear(term: z3.ExprRef) -> bool:
-    """No product of two non-constants, no division or remainder by a non-constant."""
-    stack = [term]
-    seen: set[int] = set()
+    """No product of two non-constants, no division or remainder by a non-constant (memoised:
+    the same registered conditions are asked about at every query of a path)."""
+    hit = _LINEAR.get(term.get_id())
+    if hit is not None:
+        return hit[1]
+    if len(_LINEAR) > 500_000:
+        _LINEAR.clear()
+    return _linear(term)
+
+
+def _linear(term: z3.ExprRef) -> bool:
+    # Post-order over the DAG, every sub-term's verdict memoised in _LINEAR: shared sub-terms
+    # (the same index expression in many conditions) are walked once.
+    stack = [(term, False)]
     while stack:
-        t = stack.pop()
-        if t.get_id() in seen:
+        t, expanded = stack.pop()
+        i = t.get_id()
+        if i in _LINEAR:
             continue
-        seen.add(t.get_id())
-        if z3.is_app(t):
-            k = t.decl().kind()
-            if k == z3.Z3_OP_MUL and sum(1 for c in t.children() if not _constant(c)) > 1:
-                return False
-            if k in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD, z3.Z3_OP_DIV, z3.Z3_OP_REM) and not _constant(t.arg(1)):
-                return False
-            stack.extend(t.children())
-    return True
+        if not z3.is_app(t):
+            _LINEAR[i] = (t, True)
+            continue
+        children = t.children()
+        if not expanded:
+            stack.append((t, True))
+            stack.extend((c, False) for c in children if c.get_id() not in _LINEAR)
+            continue
+        k = t.decl().kind()
+        ok = all(_LINEAR[c.get_id()][1] for c in children)
+        if ok and k == z3.Z3_OP_MUL and sum(1 for c in children if not _constant(c)) > 1:
+            ok = False
+        if ok and k in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD, z3.Z3_OP_DIV, z3.Z3_OP_REM) and not _constant(t.arg(1)):
+            ok = False
+        _LINEAR[i] = (t, ok)
+    return _LINEAR[term.get_id()][1]
 
 
 _CONSTANT_OPS = (z3.Z3_OP_MUL, z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_UMINUS, z3.Z3_OP_IDIV, z3.Z3_OP_MOD)

@@ -33,10 +33,11 @@ def function_definitions(tu: ci.TranslationUnit, main_file: Path):
     yield from walk(tu.cursor)
 
 
-def find_function(tu: ci.TranslationUnit, main_file: Path, name: str) -> list[ci.Cursor]:
-    """Definitions named ``name`` (plain or qualified: ``vllm::rms_norm``) in ``main_file``."""
+def find_function(tu: ci.TranslationUnit, main_file: Path, name: str, definitions=None) -> list[ci.Cursor]:
+    """Definitions named ``name`` (plain or qualified: ``vllm::rms_norm``) in ``main_file``
+    (``definitions``: the file's function definitions, when the caller already has them)."""
     out = []
-    for c in function_definitions(tu, main_file):
+    for c in definitions if definitions is not None else function_definitions(tu, main_file):
         if c.spelling == name or qualified_name(c) == name or qualified_name(c).endswith("::" + name):
             out.append(c)
     return out

@@ -68,12 +68,19 @@ class Lowerer:
         self._lambda_count: dict[str, int] = {}
         self._stack: list[str] = []
         self._sources: dict[str, bytes] = {}
+        self._relpaths: dict[str, str] = {}  # clang's file name -> workspace-relative (resolving is slow)
 
     # ------------------------------------------------------------ spans
 
     def relpath(self, name: str | None) -> str:
         if not name:
             return "<unknown>"
+        hit = self._relpaths.get(name)
+        if hit is None:
+            hit = self._relpaths[name] = self._relpath(name)
+        return hit
+
+    def _relpath(self, name: str) -> str:
         p = Path(name)
         try:
             return str(p.resolve().relative_to(self.workspace))
@@ -203,9 +210,8 @@ class Lowerer:
                     target = N.Member(N.This(T.PtrType(this_type)), ch.spelling, True, ft, span=self.span(ch))
                     inits.append(N.ExprStmt(N.Assign("=", target, self.expr(init), ft, span=self.span(init))))
         if not params:
-            # Implicit members (a struct's copy or move assignment) have no PARM_DECL children; their
-            # parameters are still the function's arguments, and the generated body refers to them.
-            params = [self.var(a, "param") for a in c.get_arguments()]
+            # Implicit members (a defaulted operator=) list their parameters only as arguments.
+            params = [self.var(a, "param") for a in (c.get_arguments() or [])]
         if "global" in kinds:
             kind = "kernel"
         elif self._closures.get(c.semantic_parent.hash if c.semantic_parent else -1):

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from ..exitcodes import EXIT_USAGE
+from .common import UsageError, add_output_args, add_repo_args, fail
 
 
 def register(sub) -> None:
@@ -13,22 +14,39 @@ def register(sub) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="*", help="a repository directory (default: .), or files of it to restrict the scan to")
     p.add_argument("--root", help="the repository root when PATHS are files (default: the current directory)")
-    p.add_argument("--manifest", help="the manifest (default: kernelvet.yaml at the repository root)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--output", "-o", help="write the report to this file instead of standard output")
-    p.add_argument("--time-budget", type=float, help="seconds per instance before it is inconclusive (default 60)")
-    p.add_argument("--progress", action="store_true", help="progress lines on standard error")
+    add_repo_args(p)
+    add_output_args(p)
+    p.add_argument("--progress", action="store_true",
+                   help="progress lines on standard error even without a terminal (a bar on one; lines in CI)")
+    p.add_argument("--shard", metavar="I/N", help="verify only shard I of N (whole files per shard); "
+                                                  "combine the shards' --results files with kernelvet merge")
+    p.add_argument("--results", metavar="FILE", help="write the raw results (for kernelvet merge) to FILE")
+    p.add_argument("--write-baseline", metavar="FILE", help="write the current findings to FILE as a baseline")
     p.add_argument("--zero-config", action="store_true",
                    help="also verify, without a binding, the ops of the scanned files that the manifest does not "
                         "bind (the default when there is no manifest)")
     p.set_defaults(func=run)
 
 
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise UsageError(f"kernelvet: --shard {text}: expected I/N, e.g. 1/4") from None
+    if not (n >= 1 and 1 <= i <= n):
+        raise UsageError(f"kernelvet: --shard {text}: I must be between 1 and N")
+    return i, n
+
+
 def run(args) -> int:
-    from analyzers.engine.context import Options
     from ..manifest import ManifestError, find_manifest, load
-    from ..reporters import jsonfmt, text
+    from ..progress import for_stream
+    from ..results import dump
     from ..scan import scan
+    from ..suppress import apply, baseline_document
+    from . import common
 
     paths = [Path(p) for p in args.paths] or [Path(".")]
     if len(paths) == 1 and paths[0].is_dir():
@@ -50,33 +68,47 @@ def run(args) -> int:
         print(f"kernelvet: {root} has no kernelvet.yaml: verifying every op in zero-config mode (symbolic shapes "
               "within default ranges; see docs/manifest.md to bind ops to models)", file=sys.stderr)
     try:
+        shard = parse_shard(args.shard)
         manifest = load(manifest_path) if manifest_path is not None else None
-        options = None
-        if args.time_budget is not None:
-            o = manifest.spec.options if manifest is not None else None
-            options = Options(time_budget_s=args.time_budget)
-            if o is not None:
-                options = Options(time_budget_s=args.time_budget, query_timeout_ms=o.query_timeout_ms,
-                                  unroll_max=o.unroll_max, minimal_witness=o.minimal_witness)
         files = None
         if zero_config:
             files = sorted(only) if only is not None else _cuda_files(root)
             if manifest is None and not files:
-                print(f"kernelvet: nothing to verify: {root} has no kernelvet.yaml and no .cu/.cuh files",
-                      file=sys.stderr)
-                return EXIT_USAGE
-        report = scan(root, manifest, only, _progress if (args.progress or sys.stderr.isatty()) else None, options,
-                      zero_config_files=files)
+                raise UsageError(f"kernelvet: nothing to verify: {root} has no kernelvet.yaml and no .cu/.cuh files")
+        cache = common.open_cache(args, root)
+        baseline = common.baseline(args, root)
+        report = scan(root, manifest, only, for_stream(sys.stderr, args.progress), common.options(args, manifest),
+                      zero_config_files=files, cache=cache, shard=shard)
+    except UsageError as exc:
+        return fail(str(exc))
     except ManifestError as exc:
-        for e in exc.errors:
-            print(e, file=sys.stderr)
-        return EXIT_USAGE
-    rendered = jsonfmt.render(report) if args.format == "json" else text.render(report)
-    if args.output:
-        Path(args.output).write_text(rendered)
-    else:
-        sys.stdout.write(rendered)
+        return fail("\n".join(exc.errors))
+    apply(report, baseline)
+    if cache is not None and shard is None and only is None:
+        cache.prune()
+    common.write_outputs(report, args, "scan" if shard is None else f"scan-shard-{shard[0]}-of-{shard[1]}")
+    if args.results:
+        Path(args.results).write_text(dump(report, shard))
+    _actions_summary(report, args.sarif)
+    if args.write_baseline:
+        Path(args.write_baseline).write_text(baseline_document(report))
+        print(f"kernelvet: wrote {sum(1 for m in report.findings if m.suppressed is None)} findings to the "
+              f"baseline {args.write_baseline}", file=sys.stderr)
+        return 0
     return report.exit_code
+
+
+def _actions_summary(report, sarif_path: str | None) -> None:
+    """In GitHub Actions: the job summary and the step outputs."""
+    import os
+    if not os.environ.get("GITHUB_ACTIONS"):
+        return
+    from ..github import actions, render
+    from ..reporters import jsonfmt
+    from .pr import outputs
+    data = jsonfmt.to_dict(report)
+    actions.append_summary(render.summary(data, title="kernelvet scan", list_all=True))
+    outputs(data, sarif_path)
 
 
 def _cuda_files(root: Path) -> list[str]:
@@ -89,10 +121,3 @@ def _relative(p: Path, root: Path) -> str:
         return str(p.resolve().relative_to(root.resolve()))
     except ValueError:
         return str(p)
-
-
-def _progress(done: int, total: int, planned) -> None:
-    if planned is None:
-        print(f"kernelvet: {total}/{total} instances done", file=sys.stderr)
-    else:
-        print(f"kernelvet: [{done + 1}/{total}] {planned.label}", file=sys.stderr)

@@ -23,6 +23,7 @@ def finding(m, lines: SourceLines) -> dict:
         "check": f.check,
         "message": f.message,
         "location": span(f.location),
+        "expression": span(f.expression),
         "wrapped_type": f.wrapped_type,
         "access": span(f.access),
         "ops": m.ops,
@@ -35,6 +36,9 @@ def finding(m, lines: SourceLines) -> dict:
         "trace": [span(s) for s in f.trace],
         "related": [span(s) for s in f.related],
         "zero_config": f.zero_config,
+        "fingerprint": m.fingerprint,
+        "status": m.status,
+        "suppression": None if m.suppressed is None else {"reason": m.suppressed, "at": m.suppressed_at},
     }
 
 
@@ -55,17 +59,24 @@ def instance(ir) -> dict:
         "seconds": round(r.seconds, 3),
         "queries": r.queries,
         "fingerprint": r.fingerprint,
+        "cached": ir.cached,
     }
 
 
 def to_dict(report) -> dict:
+    from ..fingerprint import assign
+    if report.findings and not report.findings[0].fingerprint:
+        assign(report.findings)
     lines = SourceLines(report.root)
     c = report.counts()
     return {
         "schema": SCHEMA,
         "tool": {"name": "kernelvet", "version": __version__},
-        "summary": {"instances": len(report.instances), **c, "findings": len(report.findings),
-                    "seconds": round(report.seconds, 3), "exit_code": report.exit_code},
+        "summary": {"instances": len(report.instances), **c, "findings": len(report.active),
+                    "suppressed": sum(1 for m in report.findings if m.status == "suppressed"),
+                    "baselined": sum(1 for m in report.findings if m.status == "baselined"),
+                    "cached": report.cache_hits, "seconds": round(report.seconds, 3), "exit_code": report.exit_code},
+        "problems": list(report.problems),
         "findings": [finding(m, lines) for m in report.findings],
         "instances": [instance(ir) for ir in report.instances],
     }

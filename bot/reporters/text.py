@@ -8,7 +8,7 @@ from . import SourceLines, fixed_line, witness_text
 def render(report, color: bool = False) -> str:
     lines = SourceLines(report.root)
     out: list[str] = []
-    for m in report.findings:
+    for m in report.active:
         f = m.finding
         loc = f.location
         out.append(f"{loc.file}:{loc.line}:{loc.col}: {f.check}: {f.message}")
@@ -44,6 +44,15 @@ def render(report, color: bool = False) -> str:
             where = f"{inc.span.file}:{inc.span.line}:{inc.span.col}: " if inc.span is not None and inc.span.line else ""
             out.append(f"  {where}{inc.reason}: {inc.detail}")
         out.append("")
+    for m in report.findings:
+        if m.status != "new":
+            loc = m.location
+            why = f"suppressed at {m.suppressed_at}: {m.suppressed}" if m.suppressed is not None else "in the baseline"
+            out.append(f"{loc.file}:{loc.line}:{loc.col}: {m.check} ({why})")
+    for p in report.problems:
+        out.append(f"warning: {p}")
+    if len(out) and out[-1] != "":
+        out.append("")
     out.extend(summary(report))
     return "\n".join(out) + "\n"
 
@@ -61,8 +70,11 @@ def summary(report) -> list[str]:
             if row[v]:
                 out.append(f"      {v}: {', '.join(row[v])}")
     c = report.counts()
+    quiet = len(report.findings) - len(report.active)
+    cached = f" ({report.cache_hits} from the cache)" if report.cache_hits else ""
     out.append(f"{len(report.instances)} instances: {c['bug']} bug, {c['verified']} verified, "
-               f"{c['inconclusive']} inconclusive; {len(report.findings)} findings; {report.seconds:.1f} s")
+               f"{c['inconclusive']} inconclusive; {len(report.active)} findings"
+               + (f" ({quiet} suppressed or baselined)" if quiet else "") + f"; {report.seconds:.1f} s{cached}")
     return out
 
 

@@ -1,0 +1,92 @@
+"""Options and steps the commands share: the manifest, the cache, the baseline, and writing reports."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from ..exitcodes import EXIT_USAGE
+
+DEFAULT_CACHE = ".kernelvet-cache"
+
+
+class UsageError(Exception):
+    """A problem with the command line or the repository; printed as it is, exit code 2."""
+
+
+def add_repo_args(p) -> None:
+    p.add_argument("--manifest", help="the manifest (default: kernelvet.yaml at the repository root)")
+    p.add_argument("--cache-dir", help=f"where verified results are kept between runs (default: ROOT/{DEFAULT_CACHE}, "
+                                       "or $KERNELVET_CACHE_DIR)")
+    p.add_argument("--no-cache", action="store_true", help="verify everything again; read and write no cache")
+    p.add_argument("--baseline", help="findings listed in this file are reported as baselined and fail nothing "
+                                      "(default: ROOT/.kernelvet-baseline.json when it exists)")
+    p.add_argument("--time-budget", type=float, help="seconds per instance before it is inconclusive (default 60)")
+
+
+def add_output_args(p, formats=("text", "json", "sarif")) -> None:
+    p.add_argument("--format", choices=formats, default="text")
+    p.add_argument("--output", "-o", help="write the report to this file instead of standard output")
+    p.add_argument("--sarif", metavar="FILE", help="also write SARIF 2.1.0 to FILE")
+    p.add_argument("--json", metavar="FILE", dest="json_file", help="also write the JSON report to FILE")
+
+
+def load_manifest(root: Path, manifest_arg: str | None):
+    from ..manifest import find_manifest, load
+    path = Path(manifest_arg) if manifest_arg else find_manifest(root)
+    if path is None:
+        raise UsageError(f"kernelvet: no manifest: {root} has no kernelvet.yaml (give one with --manifest)")
+    return load(path)
+
+
+def open_cache(args, root: Path):
+    from ..cache import ResultCache
+    if getattr(args, "no_cache", False):
+        return None
+    d = getattr(args, "cache_dir", None) or os.environ.get("KERNELVET_CACHE_DIR") or str(root / DEFAULT_CACHE)
+    return ResultCache(Path(d))
+
+
+def baseline(args, root: Path) -> set[str] | None:
+    from ..suppress import DEFAULT_BASELINE, BaselineError, load_baseline
+    path = getattr(args, "baseline", None)
+    if path is None:
+        default = root / DEFAULT_BASELINE
+        if not default.is_file():
+            return None
+        path = default
+    try:
+        return load_baseline(Path(path))
+    except BaselineError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def options(args, manifest):
+    from ..scan import options_for
+    return options_for(manifest, getattr(args, "time_budget", None))
+
+
+def render(report, fmt: str, category: str) -> str:
+    from ..reporters import jsonfmt, sarif, text
+    if fmt == "json":
+        return jsonfmt.render(report)
+    if fmt == "sarif":
+        return sarif.render(report, category)
+    return text.render(report)
+
+
+def write_outputs(report, args, category: str) -> None:
+    rendered = render(report, args.format, category)
+    if args.output:
+        Path(args.output).write_text(rendered)
+    else:
+        sys.stdout.write(rendered)
+    if getattr(args, "sarif", None):
+        Path(args.sarif).write_text(render(report, "sarif", category))
+    if getattr(args, "json_file", None):
+        Path(args.json_file).write_text(render(report, "json", category))
+
+
+def fail(message: str) -> int:
+    print(message, file=sys.stderr)
+    return EXIT_USAGE

@@ -1,0 +1,36 @@
+"""The diff-aware run shared by ``kernelvet diff``, ``kernelvet pr`` and the pre-commit hook:
+changes -> impact -> instances (the cache answers what it can) -> report with suppressions."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from analyzers.api import Workspace
+
+from .diff import ChangeSet
+from .impact import BaseTree, Impact, analyse
+from .scan import ScanReport, scan
+from .suppress import apply
+
+
+@dataclass
+class ChangeRun:
+    report: ScanReport
+    impact: Impact
+
+
+def run_changes(root: Path, manifest, changes: ChangeSet, base_rev: str | None, cache, options,
+                progress=None, baseline: set[str] | None = None) -> ChangeRun:
+    root = Path(root).resolve()
+    spec = manifest.spec
+    ws = Workspace(root, spec.include_dirs, spec.defines, spec.arch)
+    base = BaseTree(root, base_rev) if base_rev else None
+    try:
+        impact = analyse(root, manifest, changes, ws, base, cache)
+    finally:
+        if base is not None:
+            base.close()
+    report = scan(root, manifest, options=options, progress=progress, planned=impact.planned, cache=cache,
+                  workspace=ws)
+    apply(report, baseline)
+    return ChangeRun(report, impact)

@@ -1,0 +1,131 @@
+"""The GitHub Actions environment: the event, the API client, step outputs, the job summary and
+workflow-command annotations. The token is read from the environment only and never printed."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from github import Auth, Github, GithubRetry
+
+
+class EventError(Exception):
+    pass
+
+
+@dataclass
+class PullRequestEvent:
+    repository: str  # owner/name of the base repository
+    number: int
+    head_sha: str
+    base_sha: str
+    head_repository: str | None  # owner/name the head branch lives in (another one for a fork)
+
+    @property
+    def from_fork(self) -> bool:
+        return self.head_repository is not None and self.head_repository.lower() != self.repository.lower()
+
+
+@dataclass
+class WorkflowRunEvent:
+    repository: str
+    head_sha: str
+    head_repository: str | None
+    conclusion: str | None
+
+
+def _load(path: str | None) -> dict:
+    path = path or os.environ.get("GITHUB_EVENT_PATH")
+    if not path:
+        raise EventError("no event: GITHUB_EVENT_PATH is not set (run inside GitHub Actions, or give --event FILE)")
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise EventError(f"{path}: cannot read the event ({exc.strerror})") from None
+    except json.JSONDecodeError as exc:
+        raise EventError(f"{path}:{exc.lineno}:{exc.colno}: the event is not valid JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise EventError(f"{path}: the event is not a JSON object")
+    return data
+
+
+def pull_request_event(path: str | None = None) -> PullRequestEvent:
+    data = _load(path)
+    pr = data.get("pull_request")
+    if not isinstance(pr, dict):
+        raise EventError("the event has no pull_request: run mode pr on pull_request events (mode scan otherwise)")
+    try:
+        head, base = pr["head"], pr["base"]
+        return PullRequestEvent(
+            repository=(data.get("repository") or base["repo"])["full_name"], number=int(pr["number"]),
+            head_sha=head["sha"], base_sha=base["sha"],
+            head_repository=(head.get("repo") or {}).get("full_name"))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise EventError(f"the pull_request event lacks {exc}") from None
+
+
+def workflow_run_event(path: str | None = None) -> WorkflowRunEvent:
+    data = _load(path)
+    run = data.get("workflow_run")
+    if not isinstance(run, dict):
+        raise EventError("the event has no workflow_run: mode post runs in a workflow triggered by workflow_run")
+    try:
+        return WorkflowRunEvent(repository=data["repository"]["full_name"], head_sha=run["head_sha"],
+                                head_repository=(run.get("head_repository") or {}).get("full_name"),
+                                conclusion=run.get("conclusion"))
+    except (KeyError, TypeError) as exc:
+        raise EventError(f"the workflow_run event lacks {exc}") from None
+
+
+class _Retry(GithubRetry):
+    """GitHub's retry (rate limits: Retry-After, X-RateLimit-Reset, secondary limits; 5xx with
+    backoff), except that a POST is not repeated after a 5xx: GitHub may have stored it. The review
+    POST checks for itself (review._create_review)."""
+
+    def is_retry(self, method, status_code, has_retry_after=False):
+        if method == "POST" and status_code >= 500:
+            return False
+        return super().is_retry(method, status_code, has_retry_after)
+
+
+def token() -> str | None:
+    for name in ("GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN"):
+        value = os.environ.get(name)
+        if value:
+            return value
+    return None
+
+
+def client(tok: str) -> Github:
+    api = os.environ.get("GITHUB_API_URL", "https://api.github.com").rstrip("/")
+    retry = _Retry(total=6, backoff_factor=1.0, secondary_rate_wait=60)
+    # Writes one second apart (GitHub's advice against secondary rate limits); reads unthrottled.
+    return Github(auth=Auth.Token(tok), base_url=api, retry=retry, per_page=100, timeout=30, lazy=True,
+                  seconds_between_requests=None, seconds_between_writes=1.0)
+
+
+def set_outputs(values: dict) -> None:
+    path = os.environ.get("GITHUB_OUTPUT")
+    if not path:
+        return
+    with open(path, "a") as f:
+        for k, v in values.items():
+            f.write(f"{k}={v}\n")
+
+
+def append_summary(markdown: str) -> None:
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if path:
+        with open(path, "a") as f:
+            f.write(markdown + "\n")
+
+
+def annotate(level: str, message: str) -> None:
+    """A workflow command (``::warning::``) when running in Actions; plain standard error otherwise."""
+    if os.environ.get("GITHUB_ACTIONS"):
+        text = message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+        print(f"::{level}::{text}", flush=True)
+    else:
+        print(f"kernelvet: {level}: {message}", file=sys.stderr)

@@ -1,0 +1,67 @@
+"""Raw results of a (sharded) scan, for ``kernelvet merge``: every instance with its full result,
+matched back to the manifest's instances when merging, so shards of another manifest, an instance
+verified twice or a missing shard are reported, not silently merged."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from analyzers import __version__
+
+from .manifest import LoadedManifest, expand
+from .scan import InstanceReport, ScanReport, merge
+from .serialize import result_in, result_out
+
+SCHEMA = "kernelvet.results/1"
+
+
+class ResultsError(Exception):
+    pass
+
+
+def dump(report: ScanReport, shard: tuple[int, int] | None = None) -> str:
+    return json.dumps({
+        "schema": SCHEMA, "tool": {"name": "kernelvet", "version": __version__},
+        "shard": list(shard) if shard else None, "seconds": report.seconds,
+        "instances": [{"op_index": ir.planned.op_index, "op": ir.planned.op_name, "instance": repr(ir.planned.instance),
+                       "cached": ir.cached, "result": result_out(ir.result)} for ir in report.instances],
+    }) + "\n"
+
+
+def load(paths: list[Path], root: Path, manifest: LoadedManifest, allow_partial: bool = False) -> ScanReport:
+    planned = {(p.op_index, repr(p.instance)): p for p in expand(manifest, None, root)}
+    seen: dict[tuple, str] = {}
+    report = ScanReport(Path(root))
+    for path in paths:
+        try:
+            data = json.loads(Path(path).read_text())
+        except OSError as exc:
+            raise ResultsError(f"{path}: cannot read ({exc.strerror})") from None
+        except json.JSONDecodeError as exc:
+            raise ResultsError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+            raise ResultsError(f"{path}: not a kernelvet results file (write one with kernelvet scan --results FILE)")
+        report.seconds = max(report.seconds, float(data.get("seconds", 0.0)))
+        for i, item in enumerate(data.get("instances", [])):
+            key = (item.get("op_index"), item.get("instance"))
+            p = planned.get(key)
+            if p is None:
+                raise ResultsError(f"{path}: instances[{i}] ({item.get('op')}) is not an instance of {manifest.path}: "
+                                   "results of another manifest or another version of it")
+            if key in seen:
+                raise ResultsError(f"{path}: instances[{i}] ({p.label}) was verified in {seen[key]} too: "
+                                   "the shards overlap")
+            seen[key] = str(path)
+            try:
+                result = result_in(item["result"])
+            except (KeyError, TypeError, ValueError, IndexError) as exc:
+                raise ResultsError(f"{path}: instances[{i}]: malformed result ({exc})") from None
+            report.instances.append(InstanceReport(p, result, bool(item.get("cached"))))
+    missing = [p for k, p in planned.items() if k not in seen]
+    if missing and not allow_partial:
+        raise ResultsError(f"the results cover {len(seen)} of {len(planned)} instances; missing, e.g. "
+                           f"{missing[0].label} (a shard that did not finish?)")
+    order = {k: i for i, k in enumerate(planned)}
+    report.instances.sort(key=lambda ir: order[(ir.planned.op_index, repr(ir.planned.instance))])
+    report.findings = merge(report.instances)
+    return report
