@@ -72,14 +72,14 @@ def _limit_memory(gib: int) -> None:
         pass
 
 
-def verify_file(root: str, rel: str, planned: list, budget: float, out) -> None:
+def verify_file(root: str, rel: str, planned: list, budget: float, out, defines: dict | None = None) -> None:
     """Runs in a child process: parse, find ops and kernels, verify every instance."""
     _limit_memory(8)
     from analyzers.api import Workspace
     from analyzers.engine.context import Options
     from analyzers.frontend import discover
     from analyzers.frontend.typemap import qualified_name
-    ws = Workspace(Path(root))
+    ws = Workspace(Path(root), defines=defines or {})
     result = {"file": rel, "errors": 0, "kernels": [], "ops": [], "instances": []}
     try:
         unit = ws.unit(rel)
@@ -163,7 +163,8 @@ def _inconclusive(i) -> dict:
 
 # ---------------------------------------------------------------- driver
 
-def run_files(root: Path, files: list[str], planned: dict, budget: float, jobs: int, verbose: bool) -> list[dict]:
+def run_files(root: Path, files: list[str], planned: dict, budget: float, jobs: int, verbose: bool,
+              defines: dict | None = None) -> list[dict]:
     """Every file in its own process, ``jobs`` at a time, each with a hard limit."""
     ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
     pending = list(files)
@@ -173,7 +174,8 @@ def run_files(root: Path, files: list[str], planned: dict, budget: float, jobs: 
         while pending and len(running) < jobs:
             rel = pending.pop(0)
             recv, send = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=verify_file, args=(str(root), rel, planned.get(rel, []), budget, send), daemon=True)
+            proc = ctx.Process(target=verify_file, args=(str(root), rel, planned.get(rel, []), budget, send, defines),
+                               daemon=True)
             proc.start()
             send.close()
             # A file's limit: every instance at its budget, plus parsing. Instances are unknown up
@@ -289,6 +291,8 @@ def main() -> int:
     ap.add_argument("--time-budget", type=float, default=60.0, help="seconds per instance (default 60)")
     ap.add_argument("--files", default="**/*.cu", help="glob of files under PATH (default **/*.cu)")
     ap.add_argument("--json", help="write every row and instance here")
+    ap.add_argument("-D", "--define", action="append", default=[], metavar="NAME[=VALUE]",
+                    help="a preprocessor definition the repository's build sets (vLLM: -D ENABLE_FP8)")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
     root = Path(args.path).resolve()
@@ -313,7 +317,8 @@ def main() -> int:
                     continue
             planned.setdefault(p.file, []).append(p)
     t0 = time.perf_counter()
-    results = run_files(root, files, planned, args.time_budget, max(1, args.jobs), args.verbose)
+    defines = dict((d.split("=", 1) + ["1"])[:2] for d in args.define)
+    results = run_files(root, files, planned, args.time_budget, max(1, args.jobs), args.verbose, defines)
     wall = time.perf_counter() - t0
     rows, _ = summarise(results)
     print_report(rows, results, files, skipped, wall)
