@@ -82,8 +82,14 @@ def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
                         grew = True
         if not grew:
             break
+    same_rank: list = []  # (use, use): a.sizes() == b.sizes(), a.is_same_size(b)
     for f in host:
         for node in _walk(f.body):
+            pair = _same_shape_pair(node)
+            if pair is not None:
+                a, b = (owner.get(_root_var(x)) for x in pair)
+                if a is not None and b is not None:
+                    same_rank.append((a, b))
             if isinstance(node, N.Call) and node.this is not None and node.name.endswith("operator[]"):
                 # x.sizes()[2]
                 base = _strip(node.this)
@@ -120,7 +126,30 @@ def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
                     k = _int_literal(node.index)
                     if u is not None and k is not None:
                         u.rank = max(u.rank, k + 1)
+    # Tensors the launcher requires to have one shape have one rank.
+    for _ in range(len(same_rank)):
+        for a, b in same_rank:
+            a.inspected = b.inspected = True
+            a.rank = b.rank = max(a.rank, b.rank)
+            fixed = a.fixed_rank if a.fixed_rank is not None else b.fixed_rank
+            a.fixed_rank = b.fixed_rank = fixed
     return uses
+
+
+def _same_shape_pair(node):
+    """The two tensors of ``a.sizes() == b.sizes()`` (or ``!=``, ``equals``) and ``a.is_same_size(b)``."""
+    if not isinstance(node, N.Call):
+        return None
+    method = node.name.rsplit("::", 1)[-1]
+    if method == "is_same_size" and node.this is not None and node.args:
+        return node.this, node.args[0]
+    if method in ("operator==", "operator!=", "equals"):
+        sides = ([node.this] if node.this is not None else []) + list(node.args)
+        calls = [_strip(x) for x in sides]
+        if len(calls) == 2 and all(isinstance(c, N.Call) and c.this is not None
+                                   and c.name.rsplit("::", 1)[-1] == "sizes" for c in calls):
+            return calls[0].this, calls[1].this
+    return None
 
 
 def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | None = None) -> list[tuple[str, B.Instance]]:

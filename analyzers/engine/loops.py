@@ -88,7 +88,7 @@ def assigned_vars(*nodes) -> tuple[set, list]:
                 ids.add(root.id)
         elif isinstance(n, (N.Call, N.Construct)):
             for a, pt in zip(n.args, n.param_types):
-                if isinstance(pt, T.RefType):
+                if isinstance(pt, T.RefType) and not pt.const:  # std::min(a, b) writes neither
                     root = lvalue_root(a)
                     if root is not None:
                         ids.add(root.id)

@@ -167,7 +167,7 @@ def is_contiguous(interp, st, call, this, args):
     return BoolV(z3.BoolVal(t.region.note != "strided"))
 
 
-@model("at::Tensor::is_cuda", "at::Tensor::defined", "at::Tensor::is_same_size", "at::Tensor::is_floating_point",
+@model("at::Tensor::is_cuda", "at::Tensor::defined", "at::Tensor::is_floating_point",
        "torch::stable::Tensor::is_cuda", "torch::stable::Tensor::defined")
 def true_(interp, st, call, this, args):
     if call.name.endswith("is_floating_point"):
@@ -300,6 +300,36 @@ def _intarray(interp, st, this, call) -> IntArrayV:
     if not isinstance(v, IntArrayV):
         raise PathEnd("stuck", "an IntArrayRef the engine cannot read", call.span)
     return v
+
+
+def _same_shape(a: IntArrayV, b: IntArrayV) -> BoolV:
+    """Two shapes are equal when they have as many dims and each pair is equal."""
+    if len(a.items) != len(b.items):
+        return BoolV(z3.BoolVal(False))
+    terms = [ints.compare("==", x, y).term for x, y in zip(a.items, b.items)]
+    return BoolV(z3.And(*terms) if terms else z3.BoolVal(True))
+
+
+@model("c10::operator==", "c10::operator!=", "c10::IntArrayRef::equals")
+def intarray_equal(interp, st, call, this, args):
+    vals = [interp.load(st, v.loc, call.span) if isinstance(v, RefV) else v for v in args]
+    a, b = (_intarray(interp, st, this, call), vals[0]) if this is not None else vals
+    if not (isinstance(a, IntArrayV) and isinstance(b, IntArrayV)):
+        raise PathEnd("stuck", f"{call.name} on values the engine cannot read", call.span)
+    eq = _same_shape(a, b)
+    return BoolV(z3.Not(eq.term)) if call.name.endswith("!=") else eq
+
+
+@model("at::Tensor::is_same_size")
+def is_same_size(interp, st, call, this, args):
+    other = args[0]
+    if isinstance(other, RefV):
+        other = interp.load(st, other.loc, call.span)
+    if isinstance(other, OptionalV):
+        other = other.value
+    if not isinstance(other, TensorV):
+        raise PathEnd("stuck", "is_same_size with a tensor the binding does not describe", call.span)
+    return _same_shape(IntArrayV(tensor_of(interp, st, this, call).dims), IntArrayV(other.dims))
 
 
 @model("c10::IntArrayRef::size")
