@@ -333,3 +333,96 @@ def launch_kernel(interp, st, call, this, args):
                       span=call.span)
     interp.ev_launch(launch, st)
     return const_int(0, T.strip_ref(call.ty)) if isinstance(T.strip_ref(call.ty), T.IntType) else VOID
+
+
+# ---------------------------------------------------------------- cuBLAS (column-major GEMMs)
+
+CUBLAS_OP_N = 0
+# cudaDataType values cuBLAS GEMMs take, and their element sizes in bytes.
+CUDA_DATA_TYPE_SIZES = {0: 4, 1: 8, 2: 2, 3: 1, 8: 1, 10: 4, 14: 2, 28: 1, 29: 1}
+
+
+@model("cublasCreate", "cublasDestroy", "cublasSetStream", "cublasSetMathMode", "cublasSetPointerMode",
+       "cublasSetWorkspace")
+def cublas_status(interp, st, call, this, args):
+    """Handle set-up: success. A workspace is cuBLAS's own scratch, whose size it checks itself."""
+    ty = T.strip_ref(call.ty)
+    if call.name == "cublasCreate" and isinstance(args[0], PtrV):
+        interp.store(st, interp.deref(args[0], args[0].pointee, call.span), OpaqueV("handle", args[0].pointee), call.span)
+    return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
+
+
+def _op_is_n(v, call) -> bool:
+    c = v.concrete() if isinstance(v, IntV) else None
+    if c is None:
+        raise PathEnd("stuck", f"{call.name} with a transpose flag the engine cannot read", call.span)
+    return c == CUBLAS_OP_N
+
+
+def _matrix_access(interp, st, ptr, rows: IntV, cols: IntV, ld: IntV, esize: int, write: bool, call,
+                   stride=None, batch=None) -> None:
+    """A column-major ``rows x cols`` matrix with leading dimension ``ld`` (and ``batch`` of them
+    ``stride`` elements apart): its first and its last element are accessed."""
+    from ..memory import index_to_int64
+    from ..values import Loc
+    if not isinstance(ptr, PtrV):
+        return
+    span = call.span
+    wide = [ints.convert(x, T.INT64, span) if x.ty != T.INT64 else x for x in (rows, cols, ld)]
+    one = const_int(1, T.INT64)
+    # last = (cols - 1) * ld + rows - 1 (+ (batch - 1) * stride): exact in 64 bits for 32-bit inputs.
+    last = ints.arith("+", ints.arith("*", ints.arith("-", wide[1], one, T.INT64, span), wide[2], T.INT64, span),
+                      ints.arith("-", wide[0], one, T.INT64, span), T.INT64, span)
+    if stride is not None and batch is not None:
+        b = ints.convert(batch, T.INT64, span) if batch.ty != T.INT64 else batch
+        s = ints.convert(stride, T.INT64, span) if stride.ty != T.INT64 else stride
+        last = ints.arith("+", last, ints.arith("*", ints.arith("-", b, one, T.INT64, span), s, T.INT64, span),
+                          T.INT64, span)
+    elem = T.IntType(esize * 8, False, f"cublas element of {esize} bytes") if esize in (1, 2, 4, 8) else None
+    if elem is None:
+        raise PathEnd("stuck", f"{call.name} with elements of {esize} bytes", span)
+    base = PtrV(ptr.region, ptr.off, elem)
+    empty = [x.bv == 0 for x in (rows, cols)] + ([batch.bv == 0] if batch is not None else [])
+    guard = z3.Not(z3.Or(*empty))
+    interp.emit_access(st, Loc(base.region, base.off, elem), esize, write, span, guard)
+    end = interp.ptr_add(base, index_to_int64(last, span), span)
+    interp.emit_access(st, Loc(end.region, end.off, elem), esize, write, span, guard)
+
+
+@model("cublasSgemm", "cublasHgemm", "cublasGemmEx", "cublasGemmStridedBatchedEx")
+def cublas_gemm(interp, st, call, this, args):
+    """C (m x n) = op(A) (m x k) * op(B) (k x n), column-major: A is ``lda x k`` (``lda x m``
+    transposed), B ``ldb x n`` (``ldb x k``), C ``ldc x n``. Checks the extent of each matrix."""
+    ta, tb, m, n, k = args[1:6]
+    if not all(isinstance(x, IntV) for x in (m, n, k)):
+        raise PathEnd("stuck", f"{call.name} with sizes the engine cannot read", call.span)
+    if call.name in ("cublasSgemm", "cublasHgemm"):
+        a, lda, b, ldb, c, ldc = args[7], args[8], args[9], args[10], args[12], args[13]
+        sizes = [a.pointee.size if isinstance(a, PtrV) else 4] * 3
+        strides = batch = None
+    else:
+        strided = call.name == "cublasGemmStridedBatchedEx"
+        i = 7
+        a, atype, lda = args[i], args[i + 1], args[i + 2]
+        i += 4 if strided else 3
+        b, btype, ldb = args[i], args[i + 1], args[i + 2]
+        i += 5 if strided else 4  # B, its type, ldb, (strideB), beta
+        c, ctype, ldc = args[i], args[i + 1], args[i + 2]
+        sizes = []
+        for t in (atype, btype, ctype):
+            code = t.concrete() if isinstance(t, IntV) else None
+            if code not in CUDA_DATA_TYPE_SIZES:
+                raise PathEnd("stuck", f"{call.name} with a data type the engine cannot read", call.span)
+            sizes.append(CUDA_DATA_TYPE_SIZES[code])
+        strides = (args[10], args[15], args[20]) if strided else None
+        batch = args[21] if strided else None
+    sa, sb, sc = strides if strides else (None, None, None)
+    a_rows, a_cols = (m, k) if _op_is_n(ta, call) else (k, m)
+    b_rows, b_cols = (k, n) if _op_is_n(tb, call) else (n, k)
+    # k == 0 reads nothing of A and B (C is scaled by beta).
+    if k.concrete() != 0:
+        _matrix_access(interp, st, a, a_rows, a_cols, lda, sizes[0], False, call, sa, batch)
+        _matrix_access(interp, st, b, b_rows, b_cols, ldb, sizes[1], False, call, sb, batch)
+    _matrix_access(interp, st, c, m, n, ldc, sizes[2], True, call, sc, batch)
+    ty = T.strip_ref(call.ty)
+    return const_int(0, ty) if isinstance(ty, T.IntType) else VOID

@@ -528,7 +528,8 @@ def options_same(interp, st, call, this, args):
        "at::cuda::OptionalCUDAGuard::set_index", "c10::Device::is_cuda", "c10::Device::index",
        "torch::stable::Tensor::device", "torch::stable::Device::Device", "torch::stable::Device::index",
        "torch::stable::Device::is_cuda", "torch::stable::accelerator::DeviceGuard::DeviceGuard",
-       "torch::stable::accelerator::DeviceGuard::set_index", "torch::stable::accelerator::getCurrentStream")
+       "torch::stable::accelerator::DeviceGuard::set_index", "torch::stable::accelerator::getCurrentStream",
+       "at::cuda::getCurrentCUDABlasHandle", "at::cuda::getCurrentCUDABlasLtHandle")
 def opaque(interp, st, call, this, args):
     ty = T.strip_ref(call.ty)
     if isinstance(ty, T.BoolType):
