@@ -232,6 +232,7 @@ class TensorArg:
     # Zero-config: the op never reads this tensor's shape, so only its caller knows how large it is;
     # accesses are checked for negative offsets only (an assumption the result names).
     unchecked: bool = False
+    device: str = "cuda"  # cuda | cpu | any (zero-config: the op's checks decide)
 
 
 LAZY_DTYPE = ""  # a TensorArg dtype decided by the op itself (dispatch, data_ptr<T>()): zero-config

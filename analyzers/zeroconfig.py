@@ -83,19 +83,45 @@ def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
         if not grew:
             break
     same_rank: list = []  # (use, use): a.sizes() == b.sizes(), a.is_same_size(b)
+    shape_vars: dict = {}  # id of a variable holding x.sizes() -> x's use
+
+    def shape_of(e):
+        """The tensor whose shape ``e`` is: ``x.sizes()`` or a variable initialised with it."""
+        e = _strip(e)
+        if isinstance(e, N.Call) and e.name.rsplit("::", 1)[-1] in ("sizes", "strides") and e.this is not None:
+            return owner.get(_root_var(e.this))
+        if isinstance(e, N.Var):
+            return shape_vars.get(e.decl.id)
+        return None
+
     for f in host:
         for node in _walk(f.body):
+            if isinstance(node, N.Decl) and node.init is not None:
+                u = shape_of(node.init)
+                if u is not None:
+                    shape_vars[node.var.id] = u
+                    u.inspected = True
             pair = _same_shape_pair(node)
             if pair is not None:
                 a, b = (owner.get(_root_var(x)) for x in pair)
                 if a is not None and b is not None:
                     same_rank.append((a, b))
+            if isinstance(node, N.Call) and node.this is not None and node.name.endswith("operator[]") \
+                    and tensor_kind(node.this.ty):
+                # x[i][j]: as many dims as indexes
+                depth, base = 0, node
+                while isinstance(base, N.Call) and base.this is not None and base.name.endswith("operator[]") \
+                        and tensor_kind(base.this.ty):
+                    depth, base = depth + 1, _strip(base.this)
+                u = owner.get(_root_var(base))
+                if u is not None:
+                    u.inspected = True
+                    u.rank = max(u.rank, depth)
+                continue
             if isinstance(node, N.Call) and node.this is not None and node.name.endswith("operator[]"):
-                # x.sizes()[2]
-                base = _strip(node.this)
-                if isinstance(base, N.Call) and base.name.rsplit("::", 1)[-1] in ("sizes", "strides") \
-                        and base.this is not None and node.args:
-                    u = owner.get(_root_var(base.this))
+                # x.sizes()[2], or shape[2] of `auto shape = x.sizes()`
+                if node.args:
+                    u = shape_of(node.this)
                     k = _int_literal(node.args[0])
                     if u is not None and k is not None:
                         u.rank = max(u.rank, k + 1)
@@ -113,16 +139,19 @@ def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
                         u.rank = max(u.rank, k + 1 if k >= 0 else 1 - k)
             elif isinstance(node, N.Binary) and node.op == "==":
                 for a, b in ((node.lhs, node.rhs), (node.rhs, node.lhs)):
-                    if isinstance(_strip(a), N.Call) and _strip(a).name.rsplit("::", 1)[-1] in ("dim", "ndimension"):
-                        u = owner.get(_root_var(_strip(a).this)) if _strip(a).this is not None else None
+                    call = _strip(a)
+                    if isinstance(call, N.Call) and call.this is not None and (
+                            call.name.rsplit("::", 1)[-1] in ("dim", "ndimension")
+                            or call.name.rsplit("::", 1)[-1] == "size" and not call.args and shape_of(call.this)):
+                        # x.dim() == 3, or shape.size() == 3 of `auto shape = x.sizes()`
+                        u = owner.get(_root_var(call.this)) or shape_of(call.this)
                         k = _int_literal(b)
                         if u is not None and k is not None:
                             u.fixed_rank = k
             elif isinstance(node, N.Index):
                 # x.sizes()[2]
-                base = _strip(node.base)
-                if isinstance(base, N.Call) and base.name.rsplit("::", 1)[-1] in ("sizes", "strides") and base.this is not None:
-                    u = owner.get(_root_var(base.this))
+                u = shape_of(node.base)
+                if u is not None:
                     k = _int_literal(node.index)
                     if u is not None and k is not None:
                         u.rank = max(u.rank, k + 1)
@@ -190,7 +219,7 @@ def _argument(p: N.VarDecl, uses, limits: Limits, dims: list, constraints: list,
             for d in shape[1:]:
                 total = B.BinOp("*", total, d)
             constraints.append(B.Compare("<=", total, B.Num(limits.max_numel)))
-        return B.TensorArg(tuple(shape), B.LAZY_DTYPE, unchecked=not u.inspected)
+        return B.TensorArg(tuple(shape), B.LAZY_DTYPE, unchecked=not u.inspected, device="any")
     if isinstance(ty, T.BoolType) or isinstance(ty, T.FloatType):
         return B.ScalarArg(None, isinstance(ty, T.FloatType))
     if isinstance(ty, T.IntType):

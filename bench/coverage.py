@@ -1,6 +1,7 @@
 """How much of a real repository kernelvet reaches a verdict on, kernel by kernel.
 
     python bench/coverage.py PATH [--manifest FILE] [--jobs N] [--time-budget S] [--json OUT]
+                                  [--files GLOB] [--reuse PREVIOUS.json]
 
 Finds the in-scope CUDA files under PATH (every ``.cu``; ROCm/HIP, CPU backends and files that use
 CUTLASS or CuTe are out of scope), the kernels they define or include from the repository, and the
@@ -269,12 +270,17 @@ def _not_reached_reason(res: dict, name: str) -> str:
     errors = [o for o in res["ops"] if "error" in o]
     if not res["ops"]:
         return "no op of the file reaches a launch"
-    if errors:
-        return f"op not lowered: {errors[0]['error']}"
-    stuck = [i for inst in res["instances"] for i in inst["inconclusive"] if i["kernel"] is None]
+    # The ops that lower this kernel are the ones whose stop explains it.
+    mine = {o["op"] for o in res["ops"] if name in o.get("lowered", [])}
+    if not mine:
+        if errors:
+            return f"op not lowered: {errors[0]['error']}"
+        return "no op of the file launches it"
+    stuck = [i for inst in res["instances"] if inst["op"] in mine
+             for i in inst["inconclusive"] if i["kernel"] is None]
     if stuck:
         return f"the op stops before the launch: {stuck[0]['reason']}: {stuck[0]['detail']} ({stuck[0]['at']})"
-    return "no op of the file launches it"
+    return "its op takes other paths (a dispatch case or branch no instance reaches)"
 
 
 def _add(xs: list, x) -> None:
@@ -293,6 +299,8 @@ def main() -> int:
     ap.add_argument("--json", help="write every row and instance here")
     ap.add_argument("-D", "--define", action="append", default=[], metavar="NAME[=VALUE]",
                     help="a preprocessor definition the repository's build sets (vLLM: -D ENABLE_FP8)")
+    ap.add_argument("--reuse", metavar="JSON", help="a previous --json: its results stand for the files this run "
+                    "does not verify (re-verify a few files, report the whole repository)")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
     root = Path(args.path).resolve()
@@ -320,15 +328,21 @@ def main() -> int:
     defines = dict((d.split("=", 1) + ["1"])[:2] for d in args.define)
     results = run_files(root, files, planned, args.time_budget, max(1, args.jobs), args.verbose, defines)
     wall = time.perf_counter() - t0
+    if args.reuse:
+        mine = {r["file"] for r in results}
+        previous = json.loads(Path(args.reuse).read_text())["files"]
+        results = [r for r in previous if r["file"] not in mine] + results
+        files = sorted({r["file"] for r in results})
     rows, _ = summarise(results)
-    print_report(rows, results, files, skipped, wall)
+    print_report(rows, results, files, skipped, wall, partial=bool(args.reuse))
     if args.json:
         Path(args.json).write_text(json.dumps({"rows": [r.__dict__ for r in rows], "files": results}, indent=1,
                                               default=str))
     return 0
 
 
-def print_report(rows: list[KernelRow], results: list[dict], files: list[str], skipped, wall: float) -> None:
+def print_report(rows: list[KernelRow], results: list[dict], files: list[str], skipped, wall: float,
+                 partial: bool = False) -> None:
     print(f"{'kernel':58} {'file:line':52} {'parsed':6} {'lowered':7} {'seconds':>8}  verdict")
     errors = {r["file"]: r.get("errors", 0) for r in results}
     for r in rows:
@@ -353,7 +367,8 @@ def print_report(rows: list[KernelRow], results: list[dict], files: list[str], s
     if times:
         p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
         print(f"instances: {len(times)}; median {statistics.median(times):.2f} s, p95 {p95:.2f} s, "
-              f"max {times[-1]:.2f} s, sum {sum(times):.1f} s; wall {wall:.1f} s")
+              f"max {times[-1]:.2f} s, sum {sum(times):.1f} s; "
+              f"wall {wall:.1f} s{' (the files verified by this run only)' if partial else ''}")
 
 
 if __name__ == "__main__":

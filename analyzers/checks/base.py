@@ -24,9 +24,8 @@ class Check:
 def depends_on_summary(ctx: Context, cond: z3.ExprRef) -> str | None:
     """The name of a havocked loop value the condition depends on, if any: a finding that needs one
     may be a false alarm of the loop summary, so it is reported as inconclusive instead."""
-    for v in _vars(cond):
-        sym = ctx.symbols.get(str(v))
-        if sym is not None and sym.kind == "havoc":
+    for sym in ctx.symbols_behind(cond):
+        if sym.kind == "havoc":
             return sym.name
     return None
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import z3
 
 from ..engine import ints
-from .base import Check, make_finding, span_key, value_of
+from .base import Check, depends_on_summary, make_finding, span_key, value_of
 
 DEFAULT_SMEM = 48 * 1024
 MAX_SMEM_OPTIN = 227 * 1024  # H100/H200: the most a block may opt in to
@@ -57,6 +57,11 @@ class LaunchCheck(Check):
         if model is None:
             return
         ctx.mark(key)
+        summary = depends_on_summary(ctx, cond)
+        if summary is not None:
+            ctx.stuck("imprecise-loop", f"a possibly invalid launch of {ev.kernel} depends on {summary}, which the "
+                      "loop summary cannot bound", ev.span)
+            return
         model = ctx.minimal(st.pc, cond, cond_i, model)
         broken = [why for r, why in rules if z3.is_true(model.eval(r, model_completion=True))]
         grid = tuple(value_of(model, v.bv, False) for v in ev.grid)

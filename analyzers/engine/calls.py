@@ -143,6 +143,9 @@ class CallOps:
             raise PathEnd("stuck", f"result of {e.name} ({ret.name}) without a model", e.span)
         if not isinstance(ret, T.FloatType):
             self.ctx.note(f"{e.name} has no body: its result is taken as any value of type {ret.name}")
+            # A finding that needs a particular result is inconclusive (needs-values), not a bug.
+            from .models.cuda import _remember
+            _remember(self, v, "unknown-call", f"`{e.name}` at {e.span.file}:{e.span.line}")
         return v
 
     # ------------------------------------------------------------ construction

@@ -16,7 +16,8 @@ from .values import Counter
 # Values the engine takes as unconstrained because they come from other threads or from code it
 # does not interpret: a finding that needs one is inconclusive, never a bug on its own.
 UNTRACKED = {"lane": "a value from another lane of the warp", "collective": "the result of a block or warp collective",
-             "atomic": "the old value of an atomic", "asm": "the output of inline assembly"}
+             "atomic": "the old value of an atomic", "asm": "the output of inline assembly",
+             "unknown-call": "the result of a function with no body or model"}
 
 
 class BudgetExceeded(Exception):
@@ -41,6 +42,7 @@ class Symbol:
     kind: str  # user | derived | dtype | thread | loop | load | havoc | host
     signed: bool = True
     origin: tuple = ()  # loads: (region kind, region name, has a bound value range)
+    deps: tuple = ()  # z3 names of the symbols it was computed from (a loop counter: its start and bound)
 
 
 @dataclass
@@ -61,6 +63,9 @@ class Context:
         self.inconclusive: list[Inconclusive] = []
         self.assumptions: list[str] = []
         self.symbols: dict[str, Symbol] = {}  # z3 name -> Symbol
+        self.lazy_dtypes: dict = {}  # z3 name of a zero-config dtype symbol -> (code, element size)
+        self.string_choices: dict = {}  # a host string compared with literals -> its choice (an IntV)
+        self.string_codes: dict = {}  # a string literal -> its code among the choices
         self.user_terms: list[z3.ExprRef] = []
         self.dim_order: list[tuple[str, z3.ExprRef]] = []  # what a witness minimises, in priority order
         self.dim_lo: dict[str, int] = {}
@@ -81,11 +86,28 @@ class Context:
 
     # ------------------------------------------------------------ symbols
 
-    def symbol(self, display: str, term: z3.ExprRef, kind: str, signed: bool = True, origin: tuple = ()) -> z3.ExprRef:
+    def symbol(self, display: str, term: z3.ExprRef, kind: str, signed: bool = True, origin: tuple = (),
+               deps: tuple = ()) -> z3.ExprRef:
         # Symbols are found again by the name of their z3 constant (witness extraction, summaries).
         key = str(term) if z3.is_const(term) or kind != "user" else str(_vars(term)[0])
-        self.symbols[key] = Symbol(display, term, kind, signed, origin)
+        self.symbols[key] = Symbol(display, term, kind, signed, origin, deps)
         return term
+
+    def symbols_behind(self, cond) -> list[Symbol]:
+        """The symbols a condition mentions, and those they were computed from (a loop counter
+        stands on its start and bound: a value loaded there is a value the condition needs)."""
+        out, seen = [], set()
+        stack = [str(v) for v in _vars(cond)] if cond is not None else []
+        while stack:
+            key = stack.pop()
+            if key in seen:
+                continue
+            seen.add(key)
+            sym = self.symbols.get(key)
+            if sym is not None:
+                out.append(sym)
+                stack.extend(sym.deps)
+        return out
 
     def fresh_name(self, base: str) -> str:
         return f"{base}!{self.counter()}"
@@ -137,9 +159,8 @@ class Context:
         if cond is None:
             return []
         out = []
-        for v in _vars(cond):
-            sym = self.symbols.get(str(v))
-            if sym is not None and sym.kind == "load" and sym.origin and sym.origin not in out:
+        for sym in self.symbols_behind(cond):
+            if sym.kind == "load" and sym.origin and sym.origin not in out:
                 out.append(sym.origin)
         return out
 

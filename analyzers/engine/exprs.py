@@ -177,7 +177,7 @@ class ExprOps:
         return self.null_ptr(e.ty if isinstance(T.strip_ref(e.ty), T.PtrType) else T.PtrType(T.VOID), e.span)
 
     def ev_str(self, e: N.StrLit, st: State) -> Val:
-        return OpaqueV("string", e.ty)
+        return OpaqueV("string", e.ty, e.text)
 
     def ev_this(self, e: N.This, st: State) -> Val:
         this = st.frame.this
@@ -248,6 +248,16 @@ class ExprOps:
         b = self.eval(e.rhs, st)
         return self.binop(op, a, b, e.ty, e.span, st)
 
+    def nonzero_divisor(self, b: IntV, st: State, span: N.Span) -> None:
+        """An integer division by zero traps (host) or is undefined (device): paths go on with a
+        divisor that is not zero, and end where it can only be zero."""
+        if b.lo > 0 or b.hi < 0:
+            return
+        nz = ints.compare("!=", b, const_int(0, b.ty)).term
+        if z3.is_false(nz) or not self.ctx.feasible(st.pc + (nz,)):
+            raise PathEnd("abort", "an integer division by zero", span)
+        st.assume(nz)
+
     def binop(self, op: str, a: Val, b: Val, ty: T.Type, span: N.Span, st: State) -> Val:
         stack = self.stack_spans(st)
         if isinstance(a, BoolV) and op not in ("==", "!="):
@@ -273,6 +283,8 @@ class ExprOps:
                 a = ints.convert(a, ty, span, stack)
             if op not in ("<<", ">>") and (b.ty.bits != ty.bits or b.ty.signed != ty.signed):
                 b = ints.convert(b, ty, span, stack)
+            if op in ("/", "%"):
+                self.nonzero_divisor(b, st, span)
             return ints.arith(op, a, b, ty, span, stack)
         if isinstance(a, IntV) and isinstance(b, IntV) and isinstance(ty, T.BoolType):
             return BoolV(ints.arith(op, a, b, a.ty, span, stack).bv != 0)
@@ -329,6 +341,8 @@ class ExprOps:
             common = ints.promote(old.ty) if op in ("<<", ">>") else ints.usual_arithmetic(old.ty, rhs.ty)
             a = ints.convert(old, common, e.span, stack)
             b = rhs if op in ("<<", ">>") else ints.convert(rhs, common, e.span, stack)
+            if op in ("/", "%"):
+                self.nonzero_divisor(b, st, e.span)
             new = ints.convert(ints.arith(op, a, b, common, e.span, stack), old.ty, e.span, stack)
         elif isinstance(old, FloatV) or isinstance(rhs, FloatV):
             new = FloatV(T.strip_ref(loc.ty))
@@ -360,6 +374,8 @@ class ExprOps:
     def ev_cast(self, e: N.Cast, st: State) -> Val:
         to = T.strip_ref(e.ty)
         if e.kind == "decay":
+            if isinstance(e.operand, N.StrLit):  # a literal's characters are never indexed by host code we follow
+                return OpaqueV("string", e.ty, e.operand.text)
             loc = self.lvalue(e.operand, st)
             elem = T.strip_ref(e.operand.ty)
             elem = elem.elem if isinstance(elem, T.ArrayType) else to.pointee if isinstance(to, T.PtrType) else T.VOID

@@ -181,14 +181,19 @@ class HostOps:
         if arg.unchecked:
             self.ctx.note(f"the op never reads the shape of '{name}': its size is its caller's contract, so accesses "
                           "to it are checked for negative offsets only")
+        cpu = None
+        if arg.device == "cpu":
+            cpu = z3.BoolVal(True)
+        elif arg.device == "any":  # the launcher's checks decide (TORCH_CHECK(x.is_cpu()))
+            cpu = self.ctx.symbol(f"{name}.is_cpu()", z3.Bool(self.ctx.fresh_name(f"{name}_cpu")), "user")
         if not lazy:
             region = self.storage_region(name, extent, size, span, values, note)
-            return TensorV(name, dims, strides, arg.dtype, region)
+            return TensorV(name, dims, strides, arg.dtype, region, cpu=cpu)
         code, esize = self.dtype_symbol(name, st)
         lazy_dtype = LazyDtype(code, esize, extent)
         nbytes = UNCHECKED_SIZE if arg.unchecked else ints.arith("*", extent, esize, T.INT64, span)
         placeholder = self.new_region("global", name, nbytes, span, values=values, align=256, note=note)
-        return TensorV(name, dims, strides, B.LAZY_DTYPE, placeholder, lazy=lazy_dtype)
+        return TensorV(name, dims, strides, B.LAZY_DTYPE, placeholder, lazy=lazy_dtype, cpu=cpu)
 
     def storage_region(self, name: str, extent: IntV, esize: int, span: N.Span, values=None, note: str = "") -> Region:
         if note == "unchecked":
@@ -216,7 +221,9 @@ class HostOps:
                                        z3.Or(*[esize_iv == k for k in (1, 2, 4, 8)])))
         self.ctx.symbol(f"dtype({name})", code, "dtype")
         ty = T.IntType(8, True, "c10::ScalarType")
-        return IntV(ty, code, codes[0], codes[-1], iv=code_iv), IntV(T.INT64, esize, 1, 8, iv=esize_iv)
+        out = IntV(ty, code, codes[0], codes[-1], iv=code_iv), IntV(T.INT64, esize, 1, 8, iv=esize_iv)
+        self.ctx.lazy_dtypes[code_name] = out  # a tensor allocated with this dtype shares it
+        return out
 
     # ------------------------------------------------------------ binding expressions
 

@@ -19,7 +19,7 @@ from . import ints, lia
 from .events import Sink
 from .memory import PathEnd
 from .state import State, decided, fresh_value, merge_all
-from .values import MATH_BITS, IntV, Loc, PtrV, WrapSite, const_int, new_site_id, widen
+from .values import MATH_BITS, IntV, Loc, PtrV, RefV, WrapSite, const_int, new_site_id, widen
 
 K_BITS = 40  # iterations of one loop by one thread: at most 2^40
 
@@ -34,6 +34,9 @@ class LoopShape:
     bound: N.Expr | None = None
     ind_left: bool = True
     secondary: dict = field(default_factory=dict)  # var id -> (VarDecl, step expr, negate)
+    # Structs the body changes field by field (grid.x *= 2): var id -> {(byte offset, field type)}.
+    # Only those fields are havocked; a var missing here is havocked whole.
+    fields: dict = field(default_factory=dict)
 
 
 def lvalue_root(e: N.Expr) -> N.VarDecl | None:
@@ -66,10 +69,36 @@ def _walk(node, fn) -> None:
                     _walk(x, fn)
 
 
-def assigned_vars(*nodes) -> tuple[set, list]:
-    """Ids of variables a statement may modify, and the (decl, rhs, op) of every assignment."""
+def member_path(e: N.Expr):
+    """``v.f`` / ``v.f.g`` of a local struct: (decl, byte offset, field type); None otherwise."""
+    e = _strip(e)
+    if not (isinstance(e, N.Member) and not e.arrow):
+        return None
+    base = _strip(e.base)
+    bty = T.strip_ref(base.ty)
+    f = bty.field(e.field) if isinstance(bty, T.StructType) else None
+    if f is None:
+        return None
+    if isinstance(base, N.Var) and not isinstance(base.decl.ty, T.RefType):
+        return base.decl, f.offset, f.type
+    inner = member_path(base)
+    return (inner[0], inner[1] + f.offset, f.type) if inner is not None else None
+
+
+def assigned_vars(*nodes, fields: dict | None = None) -> tuple[set, list]:
+    """Ids of variables a statement may modify, and the (decl, rhs, op) of every assignment.
+    ``fields`` collects, per struct variable, the fields written one by one (None: written whole)."""
     ids: set = set()
     writes: list = []
+
+    def note(root, target) -> None:
+        if fields is None:
+            return
+        path = member_path(target)
+        if path is None or not isinstance(path[2], (T.IntType, T.FloatType, T.BoolType)):
+            fields[root.id] = None
+        elif fields.get(root.id, set()) is not None:
+            fields.setdefault(root.id, set()).add((path[1], path[2]))
 
     def visit(n):
         if isinstance(n, N.Assign):
@@ -77,34 +106,62 @@ def assigned_vars(*nodes) -> tuple[set, list]:
             if root is not None:
                 ids.add(root.id)
                 writes.append((root, n))
+                note(root, n.lhs)
         elif isinstance(n, N.IncDec):
             root = lvalue_root(n.operand)
             if root is not None:
                 ids.add(root.id)
                 writes.append((root, n))
+                note(root, n.operand)
         elif isinstance(n, N.AddrOf) or (isinstance(n, N.Cast) and n.kind == "decay"):
             root = lvalue_root(n.operand)
             if root is not None:
                 ids.add(root.id)
+                if fields is not None:
+                    fields[root.id] = None
         elif isinstance(n, (N.Call, N.Construct)):
             for a, pt in zip(n.args, n.param_types):
                 if isinstance(pt, T.RefType) and not pt.const:  # std::min(a, b) writes neither
                     root = lvalue_root(a)
                     if root is not None:
                         ids.add(root.id)
+                        if fields is not None:
+                            fields[root.id] = None
             if isinstance(n, N.Call) and n.this is not None:
                 root = lvalue_root(n.this)
-                if root is not None:
+                if root is not None and not _unchanged_by_methods(root):
                     ids.add(root.id)
+                    if fields is not None:
+                        fields[root.id] = None
         elif isinstance(n, N.Asm):
             for o in n.outputs:
                 root = lvalue_root(o)
                 if root is not None:
                     ids.add(root.id)
+                    if fields is not None:
+                        fields[root.id] = None
 
     for node in nodes:
         _walk(node, visit)
     return ids, writes
+
+
+def _names(*terms) -> tuple:
+    """z3 names of the symbols in some terms (None skipped)."""
+    from .context import _vars
+    out: list = []
+    for t in terms:
+        if t is not None:
+            out.extend(str(v) for v in _vars(t) if str(v) not in out)
+    return tuple(out)
+
+
+def _unchanged_by_methods(decl: N.VarDecl) -> bool:
+    """A const reference, or a tensor handle (its methods change data, never which tensor it is)."""
+    ty = decl.ty
+    if isinstance(ty, T.RefType) and ty.const:
+        return True
+    return getattr(T.strip_ref(ty), "kind", None) in ("tensor", "optional")
 
 
 def vars_used(e) -> set:
@@ -144,10 +201,11 @@ def declared_in(node) -> set:
 
 
 def loop_shape(cond: N.Expr | None, inc: N.Expr | None, body: N.Stmt) -> LoopShape:
-    ids, writes = assigned_vars(body, inc)
+    per_field: dict = {}
+    ids, writes = assigned_vars(body, inc, fields=per_field)
     local = declared_in(body)
     ids -= local
-    shape = LoopShape(assigned=ids)
+    shape = LoopShape(assigned=ids, fields={v: fs for v, fs in per_field.items() if fs and v in ids})
     by_var: dict = {}
     for root, n in writes:
         if root.id not in local:
@@ -159,8 +217,16 @@ def loop_shape(cond: N.Expr | None, inc: N.Expr | None, body: N.Stmt) -> LoopSha
         step = _step_of(ws[0], ws[0][0])
         if step is not None and not (vars_used(step[0]) & (ids | local)):
             shape.secondary[vid] = (ws[0][0], step[0], step[1])
-    c = _strip(cond) if cond is not None else None
-    if isinstance(c, N.Binary) and c.op in ("<", "<=", ">", ">=", "!="):
+    # The counter's comparison: the condition itself, or one conjunct of `i < n && more`.
+    candidates = [_strip(cond)] if cond is not None else []
+    while candidates and isinstance(candidates[0], N.Binary) and candidates[0].op == "&&":
+        top = candidates.pop(0)
+        candidates[:0] = [_strip(top.lhs), _strip(top.rhs)]
+    for c in candidates:
+        if shape.ind is not None:
+            break
+        if not (isinstance(c, N.Binary) and c.op in ("<", "<=", ">", ">=", "!=")):
+            continue
         for left, side, other in ((True, c.lhs, c.rhs), (False, c.rhs, c.lhs)):
             v = _strip(side)
             if isinstance(v, N.Var) and v.decl.id in shape.secondary and not (vars_used(other) & (ids | local)):
@@ -283,7 +349,10 @@ class LoopOps:
                 havocked.discard(shape.ind.id)
                 havocked -= set(shape.secondary)
         for vid in havocked:
-            self.havoc_var(st, vid, where)
+            if vid in shape.fields:
+                self.havoc_fields(st, vid, shape.fields[vid], where)
+            else:
+                self.havoc_var(st, vid, where)
         entry = st.fork()
         if inside is not None:
             entry.assume(inside)
@@ -340,7 +409,9 @@ class LoopOps:
             hi = min(start.hi, ty.max)
         iv = lia.CURRENT.var(name, lo, hi)
         value = IntV(ty, bv, lo, hi, iv=iv)
-        self.ctx.symbol(f"{shape.ind.name} (loop at {where})", bv, "loop", ty.signed)
+        deps = _names(start.exact, step.exact, bound.bv if isinstance(bound, IntV) else None)
+        self.ctx.symbol(f"{shape.ind.name} (loop at {where})", bv, "loop", ty.signed, deps=deps)
+        self.ctx.symbol(f"iteration of loop at {where}", k, "loop", signed=False, deps=deps)
         kk = z3.ZeroExt(MATH_BITS - K_BITS, k)
         stepx = step.exact if not shape.step_neg else -step.exact
         step_i = ints.I(step) if not shape.step_neg else -ints.I(step)
@@ -402,6 +473,10 @@ class LoopOps:
         decl_ty = None
         content = st.content(region)
         entry = content.get(0)
+        if entry is not None and isinstance(entry[1], RefV):
+            # A reference is never reseated: what the loop may change is the object it names.
+            self._havoc_target(st, entry[1].loc, where)
+            return
         st.clear_content(region)
         if entry is not None and len(content) == 1:
             decl_ty = entry[0]
@@ -417,6 +492,34 @@ class LoopOps:
             off = fresh_value(T.INT64, "havoc_offset", self.ctx.counter)
             self.ctx.symbol(f"{region.name} after iterations of loop at {where}", off.bv, "havoc")
             self._write_at(st.write_content(region), 0, entry[0], PtrV(p.region, off, p.pointee))
+
+    def havoc_fields(self, st: State, vid: int, fields: set, where: str) -> None:
+        """Only the fields the body writes change; the others keep their values."""
+        region = st.lookup(vid)
+        if region is None:
+            return
+        content = st.write_content(region)
+        for off, ty in sorted(fields, key=lambda f: f[0]):
+            v = fresh_value(ty, "havoc", self.ctx.counter)
+            if v is None:
+                self.havoc_var(st, vid, where)
+                return
+            if isinstance(v, IntV):
+                self.ctx.symbol(f"{region.name} after iterations of loop at {where}", v.bv, "havoc", v.ty.signed)
+            self._write_at(content, off, ty, v)
+
+    def _havoc_target(self, st: State, loc, where: str) -> None:
+        region = loc.region
+        if not region.tracked or region.kind not in ("local", "param"):
+            return  # memory the engine does not keep values of: every load is fresh anyway
+        c = loc.off.concrete()
+        v = fresh_value(loc.ty, "havoc", self.ctx.counter) if c is not None else None
+        if v is None:
+            st.clear_content(region)
+            return
+        if isinstance(v, IntV):
+            self.ctx.symbol(f"{region.name} after iterations of loop at {where}", v.bv, "havoc", v.ty.signed)
+        self._write_at(st.write_content(region), c, loc.ty, v)
 
     def _bound_sink(self, shape: LoopShape, st: State, loop: N.Stmt) -> None:
         if shape.bound is None:

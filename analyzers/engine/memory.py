@@ -215,7 +215,24 @@ class MemoryOps:
             ety, v = entry
             if _compatible(ety, ty):
                 return _reinterpret(v, ty)
+        part = self._bytes_of_int(content, off, ty)
+        if part is not None:
+            return part
         return self._fresh(ty, f"{region.name}", span, uninitialized=True)
+
+    @staticmethod
+    def _bytes_of_int(content: dict, off: int, ty: T.Type) -> Val | None:
+        """Some bytes of a wider integer read as a narrower one (``((uint8_t*)&word)[k]``): its bits,
+        little-endian, as the GPU and the host lay them out."""
+        if not isinstance(ty, T.IntType):
+            return None
+        for start, (ety, v) in content.items():
+            if start <= off and isinstance(ety, T.IntType) and isinstance(v, IntV) and ety.size > ty.size \
+                    and off + ty.size <= start + ety.size:
+                lo_bit = 8 * (off - start)
+                bv = z3.Extract(lo_bit + ty.bits - 1, lo_bit, v.bv)
+                return ints._abstract(ty, bv, ty.min, ty.max)
+        return None
 
     def _write_at(self, content: dict, off: int, ty: T.Type, value: Val) -> None:
         if isinstance(value, StructV) and isinstance(ty, (T.StructType, T.ArrayType)):

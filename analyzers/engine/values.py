@@ -133,6 +133,7 @@ class TensorV(Val):
     region: Region
     offset: IntV | None = None  # element offset of a view into ``region``
     lazy: "LazyDtype | None" = None  # zero-config: the dtype is a symbol the op's own code decides
+    cpu: object = None  # a z3 Bool: the tensor is in host memory (None: on the GPU)
 
 
 @dataclass(eq=False)

@@ -284,6 +284,8 @@ class Lowerer:
             for d in c.get_children():
                 if d.kind == CK.VAR_DECL:
                     out.append(self.decl(d))
+                elif d.kind == CK.UNEXPOSED_DECL and d.spelling.startswith("["):
+                    out.extend(self.decomposition(d))
                 elif d.kind not in _SKIPPED_DECLS:
                     out.append(N.UnsupportedStmt(f"declaration {d.kind.name.lower()}", span=self.span(d)))
             return out
@@ -340,6 +342,37 @@ class Lowerer:
             self._local_statics[_ident(d)] = v
         init = clangx.var_initializer(d)
         return N.Decl(v, self.expr(init) if init is not None else None, span=self.span(d))
+
+    def decomposition(self, d: ci.Cursor) -> list[N.Stmt]:
+        """``auto [a, b] = e;`` of a struct or an array: a hidden object initialised by ``e``, and
+        each name a reference to its member or element (as C++ defines them). Tuple-likes (get<i>)
+        are unsupported."""
+        sp = self.span(d)
+        kids = list(d.get_children())
+        names = [k for k in kids if k.kind == CK.UNEXPOSED_DECL]
+        inits = [k for k in kids if _is_expr(k)]
+        if not inits:
+            return [N.UnsupportedStmt("a structured binding without an initializer", span=sp)]
+        ty = self.types(d.type)
+        self._next_var += 1
+        hidden = N.VarDecl(self._next_var, d.spelling, ty, "local", span=sp)
+        out: list[N.Stmt] = [N.Decl(hidden, self.expr(inits[-1]), span=sp)]
+        obj = T.strip_ref(ty)
+        fields = [f for f in obj.fields] if isinstance(obj, T.StructType) else None
+        for i, b in enumerate(names):
+            bty = self.types(b.type)
+            base = N.Var(hidden, hidden.ty, span=sp)
+            if fields is not None and i < len(fields):
+                target = N.Member(base, fields[i].name, False, fields[i].type, span=sp)
+            elif isinstance(obj, T.ArrayType):
+                target = N.Index(base, N.IntLit(i, T.INT64, span=sp), obj.elem, span=sp)
+            else:
+                return [N.UnsupportedStmt(f"a structured binding of {obj.name}", span=sp)]
+            self._next_var += 1
+            v = N.VarDecl(self._next_var, b.spelling, T.RefType(bty), "local", span=self.span(b))
+            self._vars[_ident(b)] = v
+            out.append(N.Decl(v, target, span=sp))
+        return out
 
     def cond(self, c: ci.Cursor) -> N.Expr:
         return self.expr(c)
@@ -485,7 +518,7 @@ class Lowerer:
         if k == CK.FLOATING_LITERAL:
             return N.FloatLit(ty, span=sp)
         if k in (CK.STRING_LITERAL, CK.OBJC_STRING_LITERAL):
-            return N.StrLit(ty, span=sp)
+            return N.StrLit(ty, span=sp, text=c.spelling or "")
         if k in (CK.CXX_NULL_PTR_LITERAL_EXPR, CK.GNU_NULL_EXPR):
             return N.NullLit(ty, span=sp)
         if k == CK.DECL_REF_EXPR:
@@ -593,6 +626,9 @@ class Lowerer:
             value = clangx.evaluate_int(c)
             if value is not None:
                 return N.IntLit(value, ty, span=sp)
+        if rk == CK.UNEXPOSED_DECL and _ident(ref) in self._vars:  # a structured binding's name
+            v = self._vars[_ident(ref)]
+            return N.Var(v, v.ty, span=sp)
         if rk in (CK.VAR_DECL, CK.PARM_DECL):
             if isinstance(ty, (T.IntType, T.BoolType)) and ref.type.is_const_qualified():
                 value = clangx.evaluate_int(c)

@@ -77,6 +77,7 @@ class NullLit(Expr):
 class StrLit(Expr):
     ty: Type
     span: Span = _span()
+    text: str = ""  # the literal as written, quotes included
 
 
 @dataclass(frozen=True)

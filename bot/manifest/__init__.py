@@ -284,7 +284,8 @@ def _instance(lm: LoadedManifest, oi: int, m: Model, dtype: str, dims, derived, 
                 expr(s, "args", name, "strides", i) for i, s in enumerate(spec.strides))
             values = None if spec.values is None else tuple(
                 expr(s, "args", name, "values", i) for i, s in enumerate(spec.values))
-            args.append((name, B.TensorArg(shape, spec.dtype or dtype, strides, values, optional=spec.optional)))
+            args.append((name, B.TensorArg(shape, spec.dtype or dtype, strides, values, optional=spec.optional,
+                                                   device=spec.device)))
         elif isinstance(spec, ScalarArg):
             if spec.value is None:
                 args.append((name, B.ScalarArg(None)))

@@ -58,6 +58,7 @@ class TensorArg(Strict):
     strides: list[Expr] | None = None
     values: list[Expr] | None = Field(None, description="[min, max], inclusive, bounding every element")
     optional: bool = Field(False, description="an optional tensor that may also be absent: both are verified")
+    device: Literal["cuda", "cpu"] = Field("cuda", description="where the tensor lives")
 
     _dt = field_validator("dtype")(classmethod(lambda cls, v: _dtype(v)))
 

@@ -2,7 +2,7 @@
 every mistake is reported against one model with the keys the user can write."""
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -77,6 +77,7 @@ class Arg(Strict):
     strides: list[Expr] | None = None
     values: list[Expr] | None = Field(None, description="[min, max], inclusive, bounding every element")
     optional: bool = Field(False, description="verify the op with the tensor present and with it absent")
+    device: Literal["cuda", "cpu"] | None = Field(None, description="where the tensor lives (default cuda)")
     value: Expr | None = None
     absent: bool = False
     any: bool = False
@@ -103,7 +104,7 @@ class Arg(Strict):
 
     @model_validator(mode="after")
     def consistent(self):
-        tensor_keys = [k for k in ("dtype", "strides", "values") if getattr(self, k) is not None]
+        tensor_keys = [k for k in ("dtype", "strides", "values", "device") if getattr(self, k) is not None]
         if self.shape is None:
             if tensor_keys or self.optional:
                 keys = tensor_keys + (["optional"] if self.optional else [])

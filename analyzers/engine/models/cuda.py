@@ -257,18 +257,42 @@ def runtime_status(interp, st, call, this, args):
     return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
 
 
+# cudaDeviceAttr values and the range each takes on the GPUs CUDA 12 supports (sm_50 .. sm_120).
+DEVICE_ATTRIBUTE_RANGES = {
+    1: (1024, 1024),  # cudaDevAttrMaxThreadsPerBlock
+    8: (49152, 49152),  # cudaDevAttrMaxSharedMemoryPerBlock
+    10: (32, 32),  # cudaDevAttrWarpSize
+    16: (1, 1024),  # cudaDevAttrMultiProcessorCount
+    39: (1024, 2048),  # cudaDevAttrMaxThreadsPerMultiProcessor
+    75: (5, 12),  # cudaDevAttrComputeCapabilityMajor
+    76: (0, 9),  # cudaDevAttrComputeCapabilityMinor
+    81: (65536, 233472),  # cudaDevAttrMaxSharedMemoryPerMultiprocessor
+    97: (49152, 232448),  # cudaDevAttrMaxSharedMemoryPerBlockOptin
+    106: (16, 32),  # cudaDevAttrMaxBlocksPerMultiprocessor
+}
+
+
 @model("cudaDeviceGetAttribute", "cudaGetDevice", "cudaGetDeviceCount", "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
        "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cuDeviceGetAttribute")
 def runtime_query(interp, st, call, this, args):
-    """Device queries written through an int pointer: a positive value (SM counts, shared memory
-    limits, occupancy), unconstrained otherwise. The device index is 0."""
+    """Device queries written through an int pointer. Attributes with a known range take it (SM
+    counts, shared-memory limits); any other answer is positive and unconstrained, and a finding
+    that needs a particular one is inconclusive (needs-values). The device index is 0."""
     out = args[0]
     if isinstance(out, PtrV):
         ty = out.pointee if isinstance(out.pointee, T.IntType) else T.INT32
         lo = 0 if call.name.startswith(("cudaGetDevice", "cudaOccupancy")) and call.name != "cudaGetDeviceCount" else 1
         hi = 0 if call.name == "cudaGetDevice" else (1 << 20)
+        attr = args[1].concrete() if call.name.endswith("GetAttribute") and isinstance(args[1], IntV) else None
+        known = attr in DEVICE_ATTRIBUTE_RANGES or call.name in ("cudaGetDevice", "cudaGetDeviceCount")
+        if attr in DEVICE_ATTRIBUTE_RANGES:
+            lo, hi = DEVICE_ATTRIBUTE_RANGES[attr]
         v = _assume_range(st, fresh_int(interp.ctx.fresh_name(call.name), ty, lo, hi), lo, hi)
-        interp.ctx.symbol(f"`{call.name}` at {call.span.file}:{call.span.line}", v.bv, "host", ty.signed)
+        what = f"`{call.name}` at {call.span.file}:{call.span.line}"
+        if known:
+            interp.ctx.symbol(what, v.bv, "host", ty.signed)
+        else:
+            _remember(interp, v, "unknown-call", what)
         interp.store(st, interp.deref(out, ty, call.span), v, call.span)
     ty = T.strip_ref(call.ty)
     return const_int(0, ty) if isinstance(ty, T.IntType) else VOID

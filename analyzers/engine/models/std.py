@@ -9,7 +9,8 @@ import z3
 
 from ...kir import types as T
 from ..memory import PathEnd
-from ..values import BoolV, Loc, MultiLoc, MultiPtrV, OpaqueV, OptionalV, PtrV, RefV, StructV
+from .. import ints
+from ..values import BoolV, Loc, MultiLoc, MultiPtrV, OpaqueV, OptionalV, PtrV, RefV, StructV, const_int, fresh_int
 from . import model
 from .cuda import fresh_result
 
@@ -113,5 +114,37 @@ def addressof(interp, st, call, this, args):
 @model("std::operator==", "std::operator!=", "std::operator<", "std::basic_string::compare",
        "std::basic_string::empty", "std::basic_string_view::compare", "std::basic_string_view::empty")
 def string_compare(interp, st, call, this, args):
-    """Comparisons of host strings (``kv_cache_dtype == "auto"``): either outcome; both are explored."""
+    """Comparisons of host strings (``kv_cache_dtype == "auto"``): either outcome; both are explored.
+    A string compared with literals is one unknown choice among them: ``s == "a"`` gives the same
+    answer every time on a path, and ``s == "a"`` and ``s == "b"`` are never both true."""
+    name = call.name.rsplit("::", 1)[-1]
+    vals = [interp.load(st, a.loc, call.span) if isinstance(a, RefV) and isinstance(a.loc, Loc) else a for a in args]
+    if name in ("operator==", "operator!=") and len(vals) == 2 \
+            and all(isinstance(v, OpaqueV) and v.kind == "device" for v in vals):
+        same = vals[0].payload == vals[1].payload  # device_of(a) == device_of(b): both on the host or not
+        return BoolV(same if name == "operator==" else z3.Not(same))
+    opts = [v for v in vals if isinstance(v, OptionalV)]
+    if name in ("operator==", "operator!=") and len(vals) == 2 and len(opts) == 1 \
+            and any(isinstance(v, StructV) and v.ty.name.endswith("nullopt_t") for v in vals):
+        o = opts[0]  # o == std::nullopt: absent
+        has = o.present if o.present is not None else z3.BoolVal(o.value is not None)
+        return BoolV(z3.Not(has) if name == "operator==" else has)
+    if name in ("operator==", "operator!=") and len(args) == 2:
+        sides = [a for a in args if not _literal(a)]
+        lits = [a.payload for a in args if _literal(a)]
+        if len(sides) == 1 and len(lits) == 1 and isinstance(sides[0], RefV) and isinstance(sides[0].loc, Loc):
+            loc = sides[0].loc
+            key = f"{id(loc.region)}:{loc.off.concrete()}"
+            choices = interp.ctx.string_choices
+            if key not in choices:
+                choices[key] = fresh_int(interp.ctx.fresh_name("string"), T.INT32, 0, 1 << 20)
+                interp.ctx.symbol(f"the string `{loc.region.name}`", choices[key].bv, "user")
+            codes = interp.ctx.string_codes
+            code = codes.setdefault(lits[0], len(codes) + 1)
+            eq = ints.compare("==", choices[key], const_int(code, T.INT32))
+            return eq if name == "operator==" else BoolV(z3.Not(eq.term))
     return fresh_result(interp, call, "string_comparison")
+
+
+def _literal(v) -> bool:
+    return isinstance(v, OpaqueV) and v.kind == "string" and isinstance(v.payload, str) and v.payload != ""

@@ -10,7 +10,7 @@ import z3
 
 from ...binding import DTYPE_SIZES
 from ...kir import types as T
-from .. import ints
+from .. import ints, lia
 from ..memory import PathEnd
 from ..values import (BoolV, IntArrayV, IntV, OpaqueV, OptionalV, PtrV, RefV, StructV, TensorV, const_int)
 from . import model
@@ -167,8 +167,7 @@ def is_contiguous(interp, st, call, this, args):
     return BoolV(z3.BoolVal(t.region.note != "strided"))
 
 
-@model("at::Tensor::is_cuda", "at::Tensor::defined", "at::Tensor::is_floating_point",
-       "torch::stable::Tensor::is_cuda", "torch::stable::Tensor::defined")
+@model("at::Tensor::defined", "at::Tensor::is_floating_point", "torch::stable::Tensor::defined")
 def true_(interp, st, call, this, args):
     if call.name.endswith("is_floating_point"):
         t = tensor_of(interp, st, this, call)
@@ -178,9 +177,61 @@ def true_(interp, st, call, this, args):
     return BoolV(z3.BoolVal(True))
 
 
-@model("at::Tensor::is_cpu", "torch::stable::Tensor::is_cpu", "c10::Device::is_cpu", "torch::stable::Device::is_cpu")
-def false_(interp, st, call, this, args):
-    return BoolV(z3.BoolVal(False))
+def _on_cpu(v) -> z3.BoolRef:
+    """Whether a tensor or a device value is the host's (tensors are on the GPU unless bound otherwise)."""
+    if isinstance(v, OptionalV):
+        v = v.value
+    cpu = v.cpu if isinstance(v, TensorV) else v.payload if isinstance(v, OpaqueV) and v.kind == "device" else None
+    return cpu if cpu is not None else z3.BoolVal(False)
+
+
+def _loaded(interp, st, v, call):
+    if isinstance(v, RefV):
+        return interp.load(st, v.loc, call.span)
+    if isinstance(v, PtrV):
+        return interp.load(st, interp.deref(v, v.pointee, call.span), call.span)
+    return v
+
+
+@model("at::Tensor::is_cpu", "torch::stable::Tensor::is_cpu", "c10::Device::is_cpu", "torch::stable::Device::is_cpu",
+       "at::Tensor::is_cuda", "torch::stable::Tensor::is_cuda", "c10::Device::is_cuda", "torch::stable::Device::is_cuda")
+def is_cpu(interp, st, call, this, args):
+    cpu = _on_cpu(_loaded(interp, st, this, call))
+    return BoolV(cpu if call.name.endswith("is_cpu") else z3.Not(cpu))
+
+
+@model("at::Tensor::device", "at::device_of", "torch::stable::Tensor::device")
+def device(interp, st, call, this, args):
+    t = _loaded(interp, st, this if this is not None else args[0], call)
+    ty = T.strip_ref(call.ty)
+    return OpaqueV("device", ty, _on_cpu(t))
+
+
+@model("c10::Device::Device", "torch::stable::Device::Device")
+def device_ctor(interp, st, call, this, args):
+    """A copy keeps where it is; Device(DeviceType, index) is the host's for DeviceType::CPU (0)."""
+    first = _loaded(interp, st, args[0], call) if args else None
+    if isinstance(first, OpaqueV) and first.kind == "device":
+        return first
+    if isinstance(first, IntV):
+        return OpaqueV("device", T.strip_ref(call.ty), first.bv == 0)
+    return OpaqueV("device", T.strip_ref(call.ty), z3.BoolVal(False))
+
+
+@model("c10::Device::type", "torch::stable::Device::type")
+def device_type(interp, st, call, this, args):
+    ty = T.strip_ref(call.ty)
+    ty = ty if isinstance(ty, T.IntType) else T.IntType(8, True, "c10::DeviceType")
+    cpu = _on_cpu(_loaded(interp, st, this, call))
+    return IntV(ty, z3.If(cpu, z3.BitVecVal(0, ty.bits), z3.BitVecVal(1, ty.bits)), 0, 1,
+                iv=lia.CURRENT.bounded(z3.If(cpu, z3.BitVecVal(0, ty.bits), z3.BitVecVal(1, ty.bits)), 0, 1))
+
+
+@model("c10::Device::operator==", "c10::Device::operator!=", "torch::stable::Device::operator==",
+       "torch::stable::Device::operator!=")
+def device_equal(interp, st, call, this, args):
+    same = _on_cpu(_loaded(interp, st, this, call)) == _on_cpu(_loaded(interp, st, args[0], call))
+    return BoolV(z3.Not(same) if call.name.endswith("!=") else same)
 
 
 @model("at::Tensor::get_device", "at::cuda::current_device", "torch::stable::Tensor::get_device",
@@ -238,7 +289,7 @@ def _copy_of(interp, st, t: TensorV, call) -> TensorV:
     region = interp.new_region("global", f"{t.name}.{call.name.rsplit('::', 1)[1]}()",
                                ints.arith("*", numel(t, call.span), const_int(elem_size(t), T.INT64), T.INT64, call.span),
                                call.span, elem_size=elem_size(t), values=t.region.values, align=256)
-    return TensorV(t.name, t.dims, contiguous_strides(t.dims, call.span), t.dtype, region)
+    return TensorV(t.name, t.dims, contiguous_strides(t.dims, call.span), t.dtype, region, cpu=t.cpu)
 
 
 @model("at::Tensor::view", "at::Tensor::reshape")
@@ -258,7 +309,7 @@ def _view(t: TensorV, shape, call) -> TensorV:
             if i != unknown[0]:
                 rest = ints.arith("*", rest, d, T.INT64, call.span)
         dims[unknown[0]] = ints.arith("/", total, rest, T.INT64, call.span)
-    return TensorV(t.name, tuple(dims), contiguous_strides(dims, call.span), t.dtype, t.region, t.offset, t.lazy)
+    return TensorV(t.name, tuple(dims), contiguous_strides(dims, call.span), t.dtype, t.region, t.offset, t.lazy, t.cpu)
 
 
 @model("at::Tensor::flatten")
@@ -268,7 +319,7 @@ def flatten(interp, st, call, this, args):
 
 def _flatten(t: TensorV, call) -> TensorV:
     n = numel(t, call.span)
-    return TensorV(t.name, (n,), (const_int(1, T.INT64),), t.dtype, t.region, t.offset, t.lazy)
+    return TensorV(t.name, (n,), (const_int(1, T.INT64),), t.dtype, t.region, t.offset, t.lazy, t.cpu)
 
 
 def contiguous_strides(dims, span) -> tuple:
@@ -314,6 +365,9 @@ def _same_shape(a: IntArrayV, b: IntArrayV) -> BoolV:
 def intarray_equal(interp, st, call, this, args):
     vals = [interp.load(st, v.loc, call.span) if isinstance(v, RefV) else v for v in args]
     a, b = (_intarray(interp, st, this, call), vals[0]) if this is not None else vals
+    if isinstance(a, OpaqueV) and isinstance(b, OpaqueV) and "device" in (a.kind, b.kind):
+        same = _on_cpu(a) == _on_cpu(b)
+        return BoolV(z3.Not(same) if call.name.endswith("!=") else same)
     if not (isinstance(a, IntArrayV) and isinstance(b, IntArrayV)):
         raise PathEnd("stuck", f"{call.name} on values the engine cannot read", call.span)
     eq = _same_shape(a, b)
@@ -430,8 +484,28 @@ def stable_empty(interp, st, call, this, args):
     shape = interp.load(st, args[0].loc, call.span) if isinstance(args[0], RefV) else args[0]
     if not isinstance(shape, IntArrayV):
         raise PathEnd("stuck", f"{call.name} with a shape the engine cannot read", call.span)
+    lazy = _lazy_dtype_arg(interp, args[1] if len(args) > 1 else None)
+    if lazy is not None:  # empty(..., other.scalar_type()) of a zero-config tensor: its dtype, undecided
+        from ..values import LazyDtype
+        dims = tuple(ints.convert(d, T.INT64, call.span) if d.ty.bits != 64 else d for d in shape.items)
+        extent = const_int(1, T.INT64)
+        for d in dims:
+            extent = ints.arith("*", extent, d, T.INT64, call.span)
+        name = f"empty@{call.span.line}"
+        region = interp.new_region("global", name, ints.arith("*", extent, lazy[1], T.INT64, call.span), call.span,
+                                   align=256)
+        return TensorV(name, dims, contiguous_strides(dims, call.span), "", region, lazy=LazyDtype(lazy[0], lazy[1], extent))
     dtype = _stable_dtype(args[1] if len(args) > 1 else None, call)
     return _new_tensor(interp, st, call, shape.items, dtype or "float32", f"empty@{call.span.line}")
+
+
+def _lazy_dtype_arg(interp, v):
+    """(code, element size) when a dtype argument is a zero-config tensor's undecided dtype."""
+    if isinstance(v, OptionalV):
+        v = v.value
+    if isinstance(v, IntV) and v.concrete() is None and z3.is_const(v.bv):
+        return interp.ctx.lazy_dtypes.get(str(v.bv))
+    return None
 
 
 def _stable_dtype(v, call) -> str | None:
@@ -522,12 +596,11 @@ def options_same(interp, st, call, this, args):
     return interp.load(st, interp.deref(this, T.OpaqueType("c10::TensorOptions", "options"), call.span), call.span)
 
 
-@model("at::Tensor::device", "at::device_of", "at::cuda::getCurrentCUDAStream", "at::cuda::getStreamFromPool",
-       "at::cuda::CUDAStream::stream", "at::cuda::CUDAStream::operator CUstream_st *", "c10::Device::Device",
+@model("at::cuda::getCurrentCUDAStream", "at::cuda::getStreamFromPool",
+       "at::cuda::CUDAStream::stream", "at::cuda::CUDAStream::operator CUstream_st *",
        "at::cuda::CUDAGuard::CUDAGuard", "at::cuda::OptionalCUDAGuard::OptionalCUDAGuard",
-       "at::cuda::OptionalCUDAGuard::set_index", "c10::Device::is_cuda", "c10::Device::index",
-       "torch::stable::Tensor::device", "torch::stable::Device::Device", "torch::stable::Device::index",
-       "torch::stable::Device::is_cuda", "torch::stable::accelerator::DeviceGuard::DeviceGuard",
+       "at::cuda::OptionalCUDAGuard::set_index", "c10::Device::index",
+       "torch::stable::Device::index", "torch::stable::accelerator::DeviceGuard::DeviceGuard",
        "torch::stable::accelerator::DeviceGuard::set_index", "torch::stable::accelerator::getCurrentStream",
        "at::cuda::getCurrentCUDABlasHandle", "at::cuda::getCurrentCUDABlasLtHandle")
 def opaque(interp, st, call, this, args):
@@ -553,3 +626,51 @@ def check_failed(interp, st, call, this, args):
     text = " ".join(call.span.text.split())
     raise PathEnd("abort", f"`{text[:120]}` fails" if text else "a failing check", call.span, kind="check")
 
+
+
+@model("at::Tensor::operator[]", "at::Tensor::select")
+def select(interp, st, call, this, args):
+    """``t[i]`` / ``t.select(dim, i)``: the view one index in; torch raises on an index out of range
+    (negative ones count from the end), which ends the path safely."""
+    t = tensor_of(interp, st, this, call)
+    dim = 0 if call.name.endswith("operator[]") else _dim_index(t, _int_arg(args[0], call), st, call)
+    idx = args[-1]
+    if isinstance(idx, RefV):
+        idx = interp.load(st, idx.loc, call.span)
+    if not isinstance(idx, IntV) or not t.dims:
+        raise PathEnd("stuck", f"{call.name} the engine cannot read", call.span)
+    idx = ints.convert(idx, T.INT64, call.span) if idx.ty != T.INT64 else idx
+    size = t.dims[dim]
+    neg = ints.compare("<", idx, const_int(0, T.INT64)).term
+    real = ints.ite(neg, ints.arith("+", idx, size, T.INT64, call.span), idx)
+    inside = z3.And(ints.compare(">=", real, const_int(0, T.INT64)).term, ints.compare("<", real, size).term)
+    if not interp.ctx.feasible(st.pc + (inside,)):
+        raise PathEnd("abort", f"{call.name} with an index out of range raises", call.span)
+    st.assume(inside)
+    base = t.offset if t.offset is not None else const_int(0, T.INT64)
+    offset = ints.arith("+", base, ints.arith("*", real, t.strides[dim], T.INT64, call.span), T.INT64, call.span)
+    dims = t.dims[:dim] + t.dims[dim + 1:]
+    strides = t.strides[:dim] + t.strides[dim + 1:]
+    return TensorV(t.name, dims, strides, t.dtype, t.region, offset, t.lazy, t.cpu)
+
+
+@model("at::Tensor::item")
+def item(interp, st, call, this, args):
+    """The one element of a tensor, read as its dtype and converted to the requested type."""
+    t = tensor_of(interp, st, this, call)
+    ret = T.strip_ref(call.ty)
+    if t.lazy is not None or not isinstance(ret, T.IntType) or not t.dtype.startswith(("int", "uint")):
+        v = fresh_result(interp, call, "item")
+        if isinstance(v, IntV):  # an element of the input: its values are the binding's to bound
+            interp.ctx.symbol(f"an element of `{t.name}`", v.bv, "load", v.ty.signed,
+                              ("global", t.region.name, t.region.values is not None))
+        return v
+    bits = 8 * DTYPE_SIZES[t.dtype]
+    ety = T.IntType(bits, not t.dtype.startswith("uint"), t.dtype)
+    off = ints.arith("*", t.offset if t.offset is not None else const_int(0, T.INT64),
+                     const_int(bits // 8, T.INT64), T.INT64, call.span)
+    from ..values import Loc
+    loc = Loc(t.region, off, ety)
+    interp.emit_access(st, loc, bits // 8, False, call.span)
+    v = interp.load(st, loc, call.span)
+    return ints.convert(v, ret, call.span) if isinstance(v, IntV) and v.ty != ret else v

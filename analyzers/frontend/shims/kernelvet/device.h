@@ -176,3 +176,9 @@ __host__ __device__ float min(float a, float b);
 __host__ __device__ float max(float a, float b);
 __host__ __device__ double min(double a, double b);
 __host__ __device__ double max(double a, double b);
+// Mixed integer arguments (min(int, int64_t), as host launchers write with a numel()): nvcc accepts
+// them and computes in the common type; an exact template stands for its larger overload set.
+template <typename A, typename B>
+__host__ __device__ inline auto min(A a, B b) -> decltype(a < b ? a : b) { return a < b ? a : b; }
+template <typename A, typename B>
+__host__ __device__ inline auto max(A a, B b) -> decltype(a > b ? a : b) { return a > b ? a : b; }
