@@ -188,17 +188,65 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
     uses = tensor_uses(program, fn)
     optional = [p for p in fn.params if tensor_kind(p.ty) == "optional"]
     variants = [("", False)] + ([("optionals absent", True)] if optional else [])
+    # A scalar the launcher dispatches on with a switch (a quantization type): one instance per
+    # case, each with its own time budget, as a manifest would bind one value per op.
+    scalar, cases = dispatch_scalar(program, fn)
+    choices = [(None, "")] if scalar is None else \
+        [((v, v), f"{scalar}={v}") for v in cases] + [(None, f"{scalar} another value")]
     out = []
     for label, absent in variants:
-        args, dims, constraints = [], [], []
-        for p in fn.params:
-            arg = _argument(p, uses, limits, dims, constraints, absent)
-            if arg is not None:
-                args.append((p.name, arg))
-        inst = B.Instance(fn.display, file, tuple(args), tuple(dims), (), tuple(constraints), "any",
-                          zero_config=True)
-        out.append((label, inst))
+        for pinned, what in choices:
+            args, dims, constraints = [], [], []
+            for p in fn.params:
+                arg = _argument(p, uses, limits, dims, constraints, absent)
+                if arg is not None:
+                    args.append((p.name, arg))
+            if scalar is not None:
+                dims = [B.UserDim(d.name, *pinned) if d.name == scalar and pinned else d for d in dims]
+                if pinned is None:
+                    constraints += [B.Compare("!=", B.Name(scalar), B.Num(v)) for v in cases]
+            inst = B.Instance(fn.display, file, tuple(args), tuple(dims), (), tuple(constraints), "any",
+                              zero_config=True)
+            out.append((", ".join(x for x in (what, label) if x), inst))
     return out
+
+
+def dispatch_scalar(program: N.Program, fn: N.Function) -> tuple[str | None, list]:
+    """The integer parameter of ``fn`` that its host code dispatches on (a switch, or an if-chain of
+    ``bit == 4``), directly or passed on to a helper, and the constants it is dispatched on; (None,
+    []) when none has at least three."""
+    params = {p.id: p.name for p in fn.params if isinstance(T.strip_ref(p.ty), T.IntType)}
+    if not params:
+        return None, []
+    alias = dict(params)  # var id -> the op's parameter it stands for
+    host = [f for f in program.functions.values() if f.kind not in ("kernel", "device")]
+    for _ in range(4):
+        grew = False
+        for f in host:
+            for node in _walk(f.body):
+                if isinstance(node, N.Call) and node.func in program.functions:
+                    for a, p in zip(node.args, program.functions[node.func].params):
+                        root = _root_var(a)
+                        if root in alias and p.id not in alias and isinstance(T.strip_ref(p.ty), T.IntType):
+                            alias[p.id] = alias[root]
+                            grew = True
+        if not grew:
+            break
+    seen: dict = {}  # parameter -> the constants it is switched on or compared with (if-chains)
+    for f in host:
+        for node in _walk(f.body):
+            if isinstance(node, N.Switch) and _root_var(node.cond) in alias:
+                seen.setdefault(alias[_root_var(node.cond)], set()).update(v for v, _ in node.labels if v is not None)
+            elif isinstance(node, N.Binary) and node.op == "==":
+                for a, b in ((node.lhs, node.rhs), (node.rhs, node.lhs)):
+                    k = _int_literal(b)
+                    if _root_var(a) in alias and k is not None:
+                        seen.setdefault(alias[_root_var(a)], set()).add(k)
+    best: tuple[str | None, list] = (None, [])
+    for name, values in sorted(seen.items()):
+        if 3 <= len(values) <= 64 and len(values) > len(best[1]):
+            best = (name, sorted(values))
+    return best
 
 
 def _argument(p: N.VarDecl, uses, limits: Limits, dims: list, constraints: list, absent: bool):

@@ -273,6 +273,12 @@ def _not_reached_reason(res: dict, name: str) -> str:
     # The ops that lower this kernel are the ones whose stop explains it.
     mine = {o["op"] for o in res["ops"] if name in o.get("lowered", [])}
     if not mine:
+        # Kernels are lowered when a path reaches their launch: an instance that ran out of time
+        # may have stopped before it.
+        timed_out = [inst for inst in res["instances"]
+                     if any(i["reason"] == "timeout" and i["kernel"] is None for i in inst["inconclusive"])]
+        if timed_out:
+            return f"the op stops before the launch: timeout: {timed_out[0]['op']} ran past its time budget"
         if errors:
             return f"op not lowered: {errors[0]['error']}"
         return "no op of the file launches it"
