@@ -147,6 +147,9 @@ class Context:
         for kind, name, bounded in finding.value_sources:
             if kind in ("shared", "dynamic_shared"):
                 return f"depends on a value loaded from shared memory `{name}`, which the engine does not track"
+            if kind == "scratch":
+                return (f"depends on values an earlier kernel of the op wrote into `{name}`, which the engine "
+                        "does not carry from one launch to the next")
             if kind in UNTRACKED:
                 return f"depends on {UNTRACKED[kind]} ({name}), which the engine does not compute"
             if self.zero_config and kind == "global" and not bounded:

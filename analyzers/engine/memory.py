@@ -269,8 +269,11 @@ class MemoryOps:
             return StructV(v.ty, {k: self._bound_loaded(st, region, f, span) for k, f in v.fields.items()})
         if not isinstance(v, IntV):
             return v
+        # Memory the op allocated holds what an earlier kernel of it wrote, which is not carried
+        # from one launch to the next.
+        kind = "scratch" if region.kind == "global" and region.note == "allocated" else region.kind
         self.ctx.symbol(f"{region.name}[...] loaded at {span.file}:{span.line}", v.bv, "load", v.ty.signed,
-                        (region.kind, region.name, region.values is not None))
+                        (kind, region.name, region.values is not None))
         if region.values is None:
             return v
         lo, hi = region.values

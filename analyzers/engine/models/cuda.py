@@ -224,7 +224,7 @@ def device_alloc(interp, st, call, this, args):
     # Named after the variable that receives it (cudaMalloc(&d_x, ...) allocates d_x).
     name = out.region.name if isinstance(out, PtrV) and out.region.kind in ("local", "param") else \
         f"{call.name} at line {call.span.line}"
-    region = interp.new_region(kind, name, size64, call.span, align=256)
+    region = interp.new_region(kind, name, size64, call.span, align=256, note="allocated" if kind == "global" else "")
     if returns:
         return PtrV(region, const_int(0, T.INT64), T.VOID)
     if isinstance(out, PtrV):

@@ -186,10 +186,15 @@ def _on_cpu(v) -> z3.BoolRef:
 
 
 def _loaded(interp, st, v, call):
+    """The object a receiver or argument names, read without an access check (a temporary Device)."""
     if isinstance(v, RefV):
         return interp.load(st, v.loc, call.span)
     if isinstance(v, PtrV):
-        return interp.load(st, interp.deref(v, v.pointee, call.span), call.span)
+        c = v.off.concrete()
+        entry = st.content(v.region).get(c) if c is not None and v.region.tracked else None
+        if entry is not None:
+            return entry[1]
+        return interp.load(st, interp.deref(v, T.OpaqueType("c10::Device", "device"), call.span), call.span)
     return v
 
 
@@ -417,7 +422,7 @@ def _new_tensor(interp, st, call, dims, dtype: str, name: str):
         if d.math is not None:
             from ..events import Sink
             interp.emit_sink(st, Sink(d, "alloc", call.span, interp.stack_spans(st), f"a dimension of the tensor {name}"))
-    region = interp.new_region("global", name, nbytes, call.span, elem_size=size, align=256)
+    region = interp.new_region("global", name, nbytes, call.span, elem_size=size, align=256, note="allocated")
     return TensorV(name, dims, contiguous_strides(dims, call.span), dtype, region)
 
 
@@ -428,7 +433,8 @@ def _lazy_like(interp, st, t: TensorV, dims, name: str, span) -> TensorV:
     for d in dims:
         extent = ints.arith("*", extent, d, T.INT64, span)
     lazy = LazyDtype(t.lazy.code, t.lazy.esize, extent)
-    placeholder = interp.new_region("global", name, ints.arith("*", extent, t.lazy.esize, T.INT64, span), span, align=256)
+    placeholder = interp.new_region("global", name, ints.arith("*", extent, t.lazy.esize, T.INT64, span), span, align=256,
+                                    note="allocated")
     return TensorV(name, tuple(dims), contiguous_strides(dims, span), t.dtype, placeholder, lazy=lazy)
 
 
@@ -493,7 +499,7 @@ def stable_empty(interp, st, call, this, args):
             extent = ints.arith("*", extent, d, T.INT64, call.span)
         name = f"empty@{call.span.line}"
         region = interp.new_region("global", name, ints.arith("*", extent, lazy[1], T.INT64, call.span), call.span,
-                                   align=256)
+                                   align=256, note="allocated")
         return TensorV(name, dims, contiguous_strides(dims, call.span), "", region, lazy=LazyDtype(lazy[0], lazy[1], extent))
     dtype = _stable_dtype(args[1] if len(args) > 1 else None, call)
     return _new_tensor(interp, st, call, shape.items, dtype or "float32", f"empty@{call.span.line}")
