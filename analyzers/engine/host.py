@@ -334,6 +334,13 @@ class HostOps:
         kst.assume(lia.CURRENT.register(
             z3.ULE(z3.ZeroExt(32, b["x"].bv) * z3.ZeroExt(32, b["y"].bv) * z3.ZeroExt(32, b["z"].bv), max_threads),
             machine["x"] * machine["y"] * machine["z"] <= max_threads))
+        # Nor does a launch that asks for more dynamic shared memory than the kernel may have.
+        from ..checks.launch import DEFAULT_SMEM
+        limit = getattr(self.ctx, "smem_limit", DEFAULT_SMEM)
+        wide = z3.ZeroExt(64 - smem.ty.bits, smem.bv) if smem.ty.bits < 64 else smem.bv
+        kst.assume(lia.CURRENT.register(z3.ULE(wide, limit), ints.machine_int(smem) <= limit))
+        if not self.ctx.feasible(kst.pc):
+            return  # no valid launch: the launch check reports it
         symbols = []
         tid, bid = {}, {}
         for axis in "xyz":

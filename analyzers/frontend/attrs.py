@@ -28,6 +28,8 @@ def launch_bounds(c: ci.Cursor, template_values: dict[str, int]) -> int | None:
         if t.spelling == "{":
             break  # the body starts: the attribute comes before it
         tokens.append(t.spelling)
+    if not any(t in _SPELLINGS for t in tokens):
+        tokens = _tokens_before_name(primary or c)
     for i, t in enumerate(tokens):
         if t in _SPELLINGS and i + 1 < len(tokens) and tokens[i + 1] == "(":
             depth, arg = 0, []
@@ -43,6 +45,23 @@ def launch_bounds(c: ci.Cursor, template_values: dict[str, int]) -> int | None:
                 arg.append(tok)
             return _evaluate(" ".join(str(template_values.get(a, a)) for a in arg))
     return None
+
+
+def _tokens_before_name(c: ci.Cursor) -> list[str]:
+    """The declaration's own tokens up to its name, read from the file: when the declaration starts
+    with a macro (``__global__``), libclang's extent starts inside the macro's definition."""
+    loc = c.location
+    if loc.file is None:
+        return []
+    tu = c.translation_unit
+    start = ci.SourceLocation.from_position(tu, loc.file, max(1, loc.line - 8), 1)
+    out: list[str] = []
+    for t in tu.get_tokens(extent=ci.SourceRange.from_locations(start, loc)):
+        if t.spelling in (";", "}", "{"):
+            out = []  # the end of an earlier declaration
+        else:
+            out.append(t.spelling)
+    return out
 
 
 def template_parameter_names(c: ci.Cursor) -> list[str]:
