@@ -22,7 +22,7 @@ def kernelvet(*args, cwd=None) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def example_report():
-    r = kernelvet("scan", str(EXAMPLE), "--format", "json")
+    r = kernelvet("scan", str(EXAMPLE), "--format", "json", "--no-cache")  # the checkout stays as it is
     assert r.returncode == 1, r.stderr
     assert "Traceback" not in r.stderr
     return json.loads(r.stdout)
@@ -97,7 +97,7 @@ def test_launcher_numel_witness_exceeds_int(example_report):
 
 
 def test_text_format_names_place_check_and_witness():
-    r = kernelvet("scan", str(EXAMPLE))
+    r = kernelvet("scan", str(EXAMPLE), "--no-cache")
     assert r.returncode == 1
     assert "csrc/quant_kernels.cu:55:25: narrowing: conversion of `input.numel()` from long to int" in r.stdout
     assert "witness: batch=" in r.stdout and "instances:" in r.stdout

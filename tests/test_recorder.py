@@ -66,7 +66,7 @@ def recorded(tmp_path_factory):
 
 def findings(manifest: Path) -> dict:
     r = subprocess.run([sys.executable, "-m", "bot.cli", "scan", str(EXAMPLE), "--manifest", str(manifest),
-                        "--format", "json"], capture_output=True, text=True, cwd=ROOT)
+                        "--format", "json", "--no-cache"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode in (0, 1), r.stderr
     report = json.loads(r.stdout)
     assert report["summary"]["inconclusive"] == 0
