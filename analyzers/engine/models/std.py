@@ -13,6 +13,7 @@ from .. import ints
 from ..values import BoolV, Loc, MultiLoc, MultiPtrV, OpaqueV, OptionalV, PtrV, RefV, StructV, const_int, fresh_int
 from . import model
 from .cuda import fresh_result
+from .torch import same_device
 
 TENSOR = T.OpaqueType("at::Tensor", "tensor")
 
@@ -119,10 +120,9 @@ def string_compare(interp, st, call, this, args):
     answer every time on a path, and ``s == "a"`` and ``s == "b"`` are never both true."""
     name = call.name.rsplit("::", 1)[-1]
     vals = [interp.load(st, a.loc, call.span) if isinstance(a, RefV) and isinstance(a.loc, Loc) else a for a in args]
-    if name in ("operator==", "operator!=") and len(vals) == 2 \
-            and all(isinstance(v, OpaqueV) and v.kind == "device" for v in vals):
-        same = vals[0].payload == vals[1].payload  # device_of(a) == device_of(b): both on the host or not
-        return BoolV(same if name == "operator==" else z3.Not(same))
+    devices = same_device(call, *vals) if name in ("operator==", "operator!=") and len(vals) == 2 else None
+    if devices is not None:  # device_of(a) == device_of(b)
+        return devices
     opts = [v for v in vals if isinstance(v, OptionalV)]
     if name in ("operator==", "operator!=") and len(vals) == 2 and len(opts) == 1 \
             and any(isinstance(v, StructV) and v.ty.name.endswith("nullopt_t") for v in vals):

@@ -235,7 +235,15 @@ def device_type(interp, st, call, this, args):
 @model("c10::Device::operator==", "c10::Device::operator!=", "torch::stable::Device::operator==",
        "torch::stable::Device::operator!=")
 def device_equal(interp, st, call, this, args):
-    same = _on_cpu(_loaded(interp, st, this, call)) == _on_cpu(_loaded(interp, st, args[0], call))
+    return same_device(call, _loaded(interp, st, this, call), _loaded(interp, st, args[0], call))
+
+
+def same_device(call, a, b) -> BoolV | None:
+    """``a == b`` (or ``!=``) of two devices: both on the host or both on the GPU (one GPU: index 0).
+    None when the two are not devices."""
+    if not any(isinstance(v, OpaqueV) and v.kind == "device" for v in (a, b)):
+        return None
+    same = _on_cpu(a) == _on_cpu(b)
     return BoolV(z3.Not(same) if call.name.endswith("!=") else same)
 
 
@@ -370,9 +378,9 @@ def _same_shape(a: IntArrayV, b: IntArrayV) -> BoolV:
 def intarray_equal(interp, st, call, this, args):
     vals = [interp.load(st, v.loc, call.span) if isinstance(v, RefV) else v for v in args]
     a, b = (_intarray(interp, st, this, call), vals[0]) if this is not None else vals
-    if isinstance(a, OpaqueV) and isinstance(b, OpaqueV) and "device" in (a.kind, b.kind):
-        same = _on_cpu(a) == _on_cpu(b)
-        return BoolV(z3.Not(same) if call.name.endswith("!=") else same)
+    devices = same_device(call, a, b)
+    if devices is not None:
+        return devices
     if not (isinstance(a, IntArrayV) and isinstance(b, IntArrayV)):
         raise PathEnd("stuck", f"{call.name} on values the engine cannot read", call.span)
     eq = _same_shape(a, b)
