@@ -270,6 +270,9 @@ class Instance:
     dtype: str
     model_fields: tuple = ()  # (name, value) pairs used by the binding, for witnesses
     zero_config: bool = False
+    # Zero-config's instance for the values a dispatch has no case for: the op may refuse them all,
+    # which is a safe answer, not a binding that describes no call.
+    may_reject: str = ""
 
     def arg(self, name: str) -> Arg | None:
         for n, a in self.args:

@@ -60,28 +60,10 @@ def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
     # Host code only: kernels cannot read a tensor's shape, and stay unlowered until launched.
     if hasattr(program.functions, "load"):
         program.functions.load(lambda key, is_kernel: not is_kernel)
-    host = [f for f in program.functions.values() if f.kind not in ("kernel", "device")]
-    # Passing a tensor on (to a helper launcher, through a copy) makes the callee's parameter an alias.
-    for _ in range(4):
-        grew = False
-        for f in host:
-            for node in _walk(f.body):
-                if isinstance(node, N.Call) and node.func in program.functions:
-                    callee = program.functions[node.func]
-                    for a, p in zip(node.args, callee.params):
-                        u = owner.get(_root_var(a))
-                        if u is not None and p.id not in owner and tensor_kind(p.ty):
-                            owner[p.id] = u
-                            u.ids.add(p.id)
-                            grew = True
-                elif isinstance(node, N.Decl) and node.init is not None and tensor_kind(node.var.ty):
-                    u = owner.get(_root_var(node.init))
-                    if u is not None and node.var.id not in owner:
-                        owner[node.var.id] = u
-                        u.ids.add(node.var.id)
-                        grew = True
-        if not grew:
-            break
+    host = _host_functions(program)
+    _propagate(program, host, owner, lambda ty: bool(tensor_kind(ty)), through_copies=True)
+    for use in uses.values():
+        use.ids.update(v for v, u in owner.items() if u is use)
     same_rank: list = []  # (use, use): a.sizes() == b.sizes(), a.is_same_size(b)
     shape_vars: dict = {}  # id of a variable holding x.sizes() -> x's use
 
@@ -206,7 +188,7 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
                 if pinned is None:
                     constraints += [B.Compare("!=", B.Name(scalar), B.Num(v)) for v in cases]
             inst = B.Instance(fn.display, file, tuple(args), tuple(dims), (), tuple(constraints), "any",
-                              zero_config=True)
+                              zero_config=True, may_reject=what if scalar is not None and pinned is None else "")
             out.append((", ".join(x for x in (what, label) if x), inst))
     return out
 
@@ -219,19 +201,8 @@ def dispatch_scalar(program: N.Program, fn: N.Function) -> tuple[str | None, lis
     if not params:
         return None, []
     alias = dict(params)  # var id -> the op's parameter it stands for
-    host = [f for f in program.functions.values() if f.kind not in ("kernel", "device")]
-    for _ in range(4):
-        grew = False
-        for f in host:
-            for node in _walk(f.body):
-                if isinstance(node, N.Call) and node.func in program.functions:
-                    for a, p in zip(node.args, program.functions[node.func].params):
-                        root = _root_var(a)
-                        if root in alias and p.id not in alias and isinstance(T.strip_ref(p.ty), T.IntType):
-                            alias[p.id] = alias[root]
-                            grew = True
-        if not grew:
-            break
+    host = _host_functions(program)
+    _propagate(program, host, alias, lambda ty: isinstance(T.strip_ref(ty), T.IntType))
     seen: dict = {}  # parameter -> the constants it is switched on or compared with (if-chains)
     for f in host:
         for node in _walk(f.body):
@@ -277,6 +248,31 @@ def _argument(p: N.VarDecl, uses, limits: Limits, dims: list, constraints: list,
     if isinstance(ty, T.PtrType):
         return B.BufferArg()
     return None
+
+
+def _host_functions(program: N.Program) -> list:
+    return [f for f in program.functions.values() if f.kind not in ("kernel", "device")]
+
+
+def _propagate(program: N.Program, host: list, alias: dict, accepts, through_copies: bool = False) -> None:
+    """Grow ``alias`` (var id -> what it stands for): passing a variable on to a helper makes the
+    callee's parameter stand for the same thing, and so (``through_copies``) does a local copy."""
+    for _ in range(4):
+        grew = False
+        for f in host:
+            for node in _walk(f.body):
+                pairs = []
+                if isinstance(node, N.Call) and node.func in program.functions:
+                    pairs = [(a, p) for a, p in zip(node.args, program.functions[node.func].params)]
+                elif through_copies and isinstance(node, N.Decl) and node.init is not None:
+                    pairs = [(node.init, node.var)]
+                for a, p in pairs:
+                    root = _root_var(a)
+                    if root in alias and p.id not in alias and accepts(p.ty):
+                        alias[p.id] = alias[root]
+                        grew = True
+        if not grew:
+            break
 
 
 def _strip(e):

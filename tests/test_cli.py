@@ -173,6 +173,23 @@ def test_without_a_manifest_every_op_runs_in_zero_config_mode(tmp_path):
     assert (w["blockIdx.x"] * 256 + w["threadIdx.x"]) * 4 >= 4_000_000
 
 
+def test_zero_config_splits_a_dispatch_per_case(tmp_path):
+    """One instance per quantization type, and one for the rest (which the op refuses safely); the
+    broken case is the one the finding's witness names."""
+    from analyzers.api import Workspace
+    for name, broken in (("dispatch_on_quant_type.cu", None), ("dispatch_on_quant_type_wrong_check.cu", 12)):
+        repo = tmp_path / name
+        repo.mkdir()
+        (repo / "q.cu").write_text((FIXTURES / "host" / name).read_text())
+        ws = Workspace(repo)
+        labels = [label for label, _ in ws.zero_config(ws.op("q.cu", "dequantize_rows"))]
+        assert labels == ["type=2", "type=3", "type=8", "type=12", "type another value"]
+        doc = json.loads(kernelvet("scan", str(repo), "--format", "json", "--no-cache").stdout)
+        [inst] = doc["instances"]  # the variants are folded into the op's one result
+        assert inst["verdict"] == ("verified" if broken is None else "bug") and not inst["inconclusive"]
+        assert [f["witness"]["type"] for f in doc["findings"]] == ([] if broken is None else [broken])
+
+
 def test_a_file_that_does_not_parse_still_yields_a_verdict(tmp_path):
     repo = make_repo(tmp_path, CLEAN.replace("void op(", "void op(undeclared_type t, "))
     r = kernelvet("scan", str(repo))
