@@ -7,7 +7,7 @@ from ..kir import types as T
 from .memory import PathEnd
 from .models import lookup
 from .state import Frame, State, fresh_value, merge_all, new_frame_id
-from .values import ClosureV, FloatV, Loc, MultiLoc, MultiPtrV, OpaqueV, PtrV, RefV, StructV, Val, const_int
+from .values import ClosureV, FloatV, FuncV, Loc, MultiLoc, MultiPtrV, OpaqueV, PtrV, RefV, StructV, Val, const_int
 
 
 def _same_class(a: T.Type, b: T.Type) -> bool:
@@ -35,6 +35,8 @@ class CallOps:
                                       else T.strip_ref(e.this.ty).pointee, e.span), v, e.span)
             return RefV(self.deref(this, T.strip_ref(e.this.ty), e.span))
         args = self.call_args(e.args, e.param_types, st)
+        if e.callee is not None:
+            return self.pointer_call(e, st, args)
         model = lookup(e.name)
         fn = self.program.functions.get(e.func) if e.func else None
         if model is not None and (fn is None or getattr(model, "overrides_body", False)):
@@ -47,6 +49,23 @@ class CallOps:
                     closure = obj.frame
             return self.invoke(fn, st, this, args, e.span, closure)
         return self.unknown_call(e, st, this, args)
+
+    def pointer_call(self, e: N.Call, st: State, args: list) -> Val:
+        """A call through a function pointer: the function it holds on this path (a dispatch that
+        returns one launcher per case forks one path per case), or the end of the path."""
+        target = self.eval(e.callee, st)
+        if isinstance(target, FuncV):
+            fn = self.program.functions.get(target.key) if target.key else None
+            model = lookup(target.name)
+            if model is not None and (fn is None or getattr(model, "overrides_body", False)):
+                return model(self, st, e, None, args)
+            if fn is not None:
+                return self.invoke(fn, st, None, args, e.span)
+            return self.unknown_call(e, st, None, args)
+        if isinstance(target, PtrV) and target.region.kind == "null":
+            raise PathEnd("stuck", "a call through a null function pointer", e.span, kind="unsupported")
+        raise PathEnd("stuck", "a call through a function pointer the engine cannot resolve", e.span,
+                      kind="unsupported")
 
     def receiver(self, obj: N.Expr, st: State):
         """A pointer to the object a member function is called on."""

@@ -168,7 +168,9 @@ class LaunchReach:
             if is_launch(node):
                 found = True
                 break
-            if node.kind == CK.CALL_EXPR:
+            # A function named without a call (``return launch_q4<T>;``) is reached through the
+            # function pointer that carries it.
+            if node.kind in (CK.CALL_EXPR, CK.DECL_REF_EXPR):
                 ref = node.referenced
                 if ref is not None and ref.kind in (CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE) \
                         and not _is_kernel(ref) and self._has_body(ref) and self.reaches(ref):

@@ -715,7 +715,7 @@ class Lowerer:
             ptypes = tuple(self.types(a.type) for a in ref.get_arguments())
             return N.Construct(self.function_name(ref), key, self.arguments(args_c, ref), ty, ptypes, span=sp)
         if ref.kind in (CK.VAR_DECL, CK.PARM_DECL, CK.FIELD_DECL):
-            return N.Unsupported("call through a function pointer", ty, span=sp)
+            return self.pointer_call(children[0], args_c, ty, sp)
         name = self.function_name(ref)
         ptypes = tuple(self.types(a.type) for a in ref.get_arguments())
         targs = self.template_args(ref)
@@ -744,6 +744,18 @@ class Lowerer:
         # After the operands: a lambda operand registers its closure before its operator() lowers.
         key = self.function(ref)
         return N.Call(name, key, args, ty, this, None, targs, ptypes, span=sp)
+
+    def pointer_call(self, callee_c: ci.Cursor, args_c: list, ty: T.Type, sp: N.Span) -> N.Expr:
+        """A call through a function pointer held in a variable (``auto f = pick(type); f(x)``):
+        the engine calls whichever function the pointer holds on the path."""
+        fty = callee_c.type.get_canonical()
+        if fty.kind == ci.TypeKind.POINTER:
+            fty = fty.get_pointee().get_canonical()
+        if fty.kind != ci.TypeKind.FUNCTIONPROTO:
+            return N.Unsupported("call through a callable object that is not a function pointer", ty, span=sp)
+        ptypes = tuple(self.types(a) for a in fty.argument_types())
+        args = tuple(self.expr(a) for a in args_c)
+        return N.Call("<function pointer>", None, args, ty, None, self.expr(callee_c), (), ptypes, span=sp)
 
     def arguments(self, args_c: list, callee: ci.Cursor | None) -> tuple:
         """The lowered arguments of a call. A default argument appears in the call as an expression
