@@ -73,15 +73,18 @@ def _limit_memory(gib: int) -> None:
         pass
 
 
-def verify_file(root: str, rel: str, planned: list, budget: float, out, defines: dict | None = None) -> None:
-    """Runs in a child process: parse, find ops and kernels, verify every instance."""
+def verify_file(root: str, rel: str, planned: list, budget: float, out, defines: dict | None = None,
+                shard: tuple[int, int] = (0, 1), jobs: int = 1) -> None:
+    """Runs in a child process: parse, find ops and kernels, verify every instance. A file with many
+    instances is split: the first worker asks for ``k`` shards and verifies every k-th instance; the
+    driver starts the other shards, which verify the rest (same parse, same order)."""
     _limit_memory(8)
     from analyzers.api import Workspace
     from analyzers.engine.context import Options
     from analyzers.frontend import discover
     from analyzers.frontend.typemap import qualified_name
     ws = Workspace(Path(root), defines=defines or {})
-    result = {"file": rel, "errors": 0, "kernels": [], "ops": [], "instances": []}
+    result = {"file": rel, "errors": 0, "kernels": [], "ops": [], "instances": [], "shard": list(shard)}
     try:
         unit = ws.unit(rel)
     except Exception as exc:  # a file the front end cannot read: its kernels are not parsed
@@ -95,6 +98,7 @@ def verify_file(root: str, rel: str, planned: list, budget: float, out, defines:
         by_op[p.launcher].append(p)
     bound = {n.rsplit("::", 1)[-1] for n in by_op}
     ops = [n for n in ws.entry_points(rel) if n.rsplit("::", 1)[-1] not in bound]
+    work = []
     for name in list(by_op) + ops:
         t0 = time.perf_counter()
         try:
@@ -102,27 +106,38 @@ def verify_file(root: str, rel: str, planned: list, budget: float, out, defines:
         except Exception as exc:
             result["ops"].append({"op": name, "error": f"{type(exc).__name__}: {exc}"})
             continue
-        lowered = sorted(f.name for f in op.program.functions.values() if f.kind == "kernel")
         instances = [(p.label, p.instance, False) for p in by_op.get(name, [])]
         if not instances:
             instances = [(f"{name} (zero-config{', ' + label if label else ''})", inst, True)
                          for label, inst in ws.zero_config(op)]
-        result["ops"].append({"op": name, "lowered": lowered, "seconds_lower": time.perf_counter() - t0})
-        for label, inst, zero in instances:
-            t1 = time.perf_counter()
-            try:
-                r = ws.verify(op, inst, Options(time_budget_s=budget))
-                entry = {"op": name, "label": label, "zero_config": zero, "verdict": r.verdict,
-                         "kernels": r.kernels, "seconds": r.seconds,
-                         "findings": [_finding(f) for f in r.findings],
-                         "inconclusive": [_inconclusive(i) for i in r.inconclusive]}
-            except Exception as exc:
-                entry = {"op": name, "label": label, "zero_config": zero, "verdict": "inconclusive", "kernels": [],
-                         "seconds": time.perf_counter() - t1, "findings": [],
-                         "inconclusive": [{"reason": "internal-error", "detail": f"{type(exc).__name__}: {exc}",
-                                           "at": "", "kernel": None}]}
-            result["instances"].append(entry)
-            out.send({"progress": label})
+        result["ops"].append({"op": name, "lowered": [], "seconds_lower": time.perf_counter() - t0})
+        work += [(name, op, entry) for entry in instances]
+    index, count = shard
+    if count == 1 and jobs > 1 and len(work) >= 8:
+        count = min(jobs, len(work) // 4)
+        out.send({"split": count})
+        result["shard"] = [0, count]
+    for n, (name, op, (label, inst, zero)) in enumerate(work):
+        if n % count != index:
+            continue
+        t1 = time.perf_counter()
+        try:
+            r = ws.verify(op, inst, Options(time_budget_s=budget))
+            entry = {"op": name, "label": label, "zero_config": zero, "verdict": r.verdict,
+                     "kernels": r.kernels, "seconds": r.seconds,
+                     "findings": [_finding(f) for f in r.findings],
+                     "inconclusive": [_inconclusive(i) for i in r.inconclusive]}
+        except Exception as exc:
+            entry = {"op": name, "label": label, "zero_config": zero, "verdict": "inconclusive", "kernels": [],
+                     "seconds": time.perf_counter() - t1, "findings": [],
+                     "inconclusive": [{"reason": "internal-error", "detail": f"{type(exc).__name__}: {exc}",
+                                       "at": "", "kernel": None}]}
+        result["instances"].append(entry)
+        out.send({"progress": label})
+    # Kernels are lowered when a path reaches their launch: list them once the instances ran.
+    for o in result["ops"]:
+        if "error" not in o:
+            o["lowered"] = sorted(f.name for f in ws.op(rel, o["op"]).program.functions.values() if f.kind == "kernel")
     out.send(result)
 
 
@@ -166,24 +181,28 @@ def _inconclusive(i) -> dict:
 
 def run_files(root: Path, files: list[str], planned: dict, budget: float, jobs: int, verbose: bool,
               defines: dict | None = None) -> list[dict]:
-    """Every file in its own process, ``jobs`` at a time, each with a hard limit."""
+    """Every file in its own process, ``jobs`` at a time, each with a hard limit. A file with many
+    instances runs in several processes (shards), merged into one result."""
     ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-    pending = list(files)
+    pending = [(rel, (0, 1)) for rel in files]
     running: dict = {}
+    shards: dict = collections.defaultdict(list)  # file -> results of its shards
+    expected: dict = {rel: 1 for rel in files}
     results = []
     while pending or running:
         while pending and len(running) < jobs:
-            rel = pending.pop(0)
+            rel, shard = pending.pop(0)
             recv, send = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=verify_file, args=(str(root), rel, planned.get(rel, []), budget, send, defines),
-                               daemon=True)
+            proc = ctx.Process(target=verify_file, args=(str(root), rel, planned.get(rel, []), budget, send, defines,
+                                                         shard, jobs), daemon=True)
             proc.start()
             send.close()
             # A file's limit: every instance at its budget, plus parsing. Instances are unknown up
             # front, so the limit grows with each instance the worker reports.
-            running[rel] = {"proc": proc, "recv": recv, "deadline": time.monotonic() + 120 + budget * 2, "done": None}
+            running[(rel, shard)] = {"proc": proc, "recv": recv, "deadline": time.monotonic() + 120 + budget * 2,
+                                     "done": None}
         time.sleep(0.05)
-        for rel, r in list(running.items()):
+        for (rel, shard), r in list(running.items()):
             try:
                 while r["recv"].poll():
                     msg = r["recv"].recv()
@@ -191,6 +210,9 @@ def run_files(root: Path, files: list[str], planned: dict, budget: float, jobs: 
                         r["deadline"] = time.monotonic() + budget * 2 + 30
                         if verbose:
                             print(f"  {rel}: {msg['progress']}", file=sys.stderr)
+                    elif "split" in msg:
+                        expected[rel] = msg["split"]
+                        pending[:0] = [(rel, (i, msg["split"])) for i in range(1, msg["split"])]
                     else:
                         r["done"] = msg
             except (EOFError, OSError):
@@ -203,10 +225,35 @@ def run_files(root: Path, files: list[str], planned: dict, budget: float, jobs: 
                 else:
                     why = f"the worker exited with code {r['proc'].exitcode}"
                 r["proc"].join(5)
-                results.append(r["done"] or {"file": rel, "fatal": why, "kernels": [], "ops": [], "instances": []})
-                del running[rel]
-                print(f"[{len(results)}/{len(files)}] {rel}", file=sys.stderr)
+                shards[rel].append(r["done"] or {"file": rel, "fatal": why, "kernels": [], "ops": [], "instances": [],
+                                                 "shard": list(shard)})
+                del running[(rel, shard)]
+                if len(shards[rel]) == expected[rel]:
+                    results.append(merge_shards(shards.pop(rel)))
+                    print(f"[{len(results)}/{len(files)}] {rel}", file=sys.stderr)
     return results
+
+
+def merge_shards(parts: list[dict]) -> dict:
+    """One file's result from its shards: the first shard's parse, everyone's instances. A shard
+    that failed leaves its instances out and says so; the file fails as a whole only if all did."""
+    parts = sorted(parts, key=lambda p: p.get("shard", [0])[0])
+    ok = [p for p in parts if "fatal" not in p]
+    if not ok:
+        return parts[0]
+    merged = dict(ok[0], instances=[i for p in ok for i in p["instances"]])
+    ops = {}
+    for p in ok:
+        for o in p["ops"]:
+            if o["op"] in ops and "lowered" in o:
+                ops[o["op"]]["lowered"] = sorted(set(ops[o["op"]].get("lowered", [])) | set(o["lowered"]))
+            else:
+                ops.setdefault(o["op"], dict(o))
+    merged["ops"] = list(ops.values())
+    failed = [p for p in parts if "fatal" in p]
+    if failed:
+        merged["shard_failures"] = [f"shard {p['shard'][0]}: {p['fatal']}" for p in failed]
+    return merged
 
 
 def base_name(kernel_display: str) -> str:
@@ -365,7 +412,8 @@ def print_report(rows: list[KernelRow], results: list[dict], files: list[str], s
     times = sorted(i["seconds"] for i in instances)
     print()
     print(f"files: {len(files)} in scope ({', '.join(f'{n} {why}' for why, n in skipped.items()) or 'none'} skipped); "
-          f"{sum(1 for r in results if 'fatal' in r)} failed as a whole")
+          f"{sum(1 for r in results if 'fatal' in r)} failed as a whole"
+          + "".join(f"; {r['file']}: {why}" for r in results for why in r.get("shard_failures", [])))
     print(f"kernels: {total}; verified {counts['verified']}, bug {counts['bug']}, inconclusive {counts['inconclusive']}, "
           f"not reached {counts['not reached']}; verified or bug: {decided}/{total} = {100 * decided / max(total, 1):.0f}%")
     reasons = collections.Counter(r.reason.split(":")[0] for r in rows if r.verdict in ("inconclusive", "not reached"))

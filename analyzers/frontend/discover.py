@@ -40,7 +40,10 @@ def find_function(tu: ci.TranslationUnit, main_file: Path, name: str, definition
     for c in definitions if definitions is not None else function_definitions(tu, main_file):
         if c.spelling == name or qualified_name(c) == name or qualified_name(c).endswith("::" + name):
             out.append(c)
-    return out
+    # An op is host code: a kernel of the same name (vllm::f beside the op f) is never the op, and
+    # an exact qualified name wins over a namespace's namesake.
+    out = [c for c in out if not _is_kernel(c)] or out
+    return sorted(out, key=lambda c: qualified_name(c) != name)
 
 
 def launchers(tu: ci.TranslationUnit, main_file: Path) -> list[ci.Cursor]:
