@@ -300,15 +300,18 @@ def _int_literal(e) -> int | None:
 def _walk(node):
     if node is None:
         return
+    # Pre-order, in source order: a declaration (``auto shape = x.sizes()``) is seen before its uses.
     stack = [node]
     while stack:
         x = stack.pop()
         yield x
+        kids = []
         for name in getattr(x, "__dataclass_fields__", {}):
             if name == "span":
                 continue
             v = getattr(x, name)
             if isinstance(v, N.Node):
-                stack.append(v)
+                kids.append(v)
             elif isinstance(v, tuple):
-                stack.extend(i for i in v if isinstance(i, N.Node))
+                kids.extend(i for i in v if isinstance(i, N.Node))
+        stack.extend(reversed(kids))
