@@ -88,6 +88,13 @@ def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
                 a, b = (owner.get(_root_var(x)) for x in pair)
                 if a is not None and b is not None:
                     same_rank.append((a, b))
+            listed = _shape_listed(node, shape_of)
+            if listed is not None:
+                # CHECK_SHAPE(x, a, b, c): x.sizes() == IntArrayRef({a, b, c}) needs three dims (at
+                # least: another branch may list fewer for another layout).
+                listed[0].inspected = True
+                listed[0].rank = max(listed[0].rank, listed[1])
+                continue
             if isinstance(node, N.Call) and node.this is not None and node.name.endswith("operator[]") \
                     and tensor_kind(node.this.ty):
                 # x[i][j]: as many dims as indexes
@@ -145,6 +152,18 @@ def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
             fixed = a.fixed_rank if a.fixed_rank is not None else b.fixed_rank
             a.fixed_rank = b.fixed_rank = fixed
     return uses
+
+
+def _shape_listed(node, shape_of):
+    """(x's use, k) for ``x.sizes() == IntArrayRef({d0, ..., dk-1})`` (either side), else None."""
+    if not (isinstance(node, N.Call) and node.this is None and node.name.endswith("operator==") and len(node.args) == 2):
+        return None
+    for a, b in (node.args, node.args[::-1]):
+        u = shape_of(a)
+        b = _strip(b)
+        if u is not None and isinstance(b, N.Construct) and len(b.args) == 1 and isinstance(_strip(b.args[0]), N.InitList):
+            return u, len(_strip(b.args[0]).elems)
+    return None
 
 
 def _same_shape_pair(node):
@@ -266,6 +285,9 @@ def _propagate(program: N.Program, host: list, alias: dict, accepts, through_cop
                     pairs = [(a, p) for a, p in zip(node.args, program.functions[node.func].params)]
                 elif through_copies and isinstance(node, N.Decl) and node.init is not None:
                     pairs = [(node.init, node.var)]
+                elif through_copies and isinstance(node, N.Call) and node.name.endswith("::operator=") \
+                        and node.args and isinstance(_strip(node.this), N.Var):
+                    pairs = [(node.args[0], _strip(node.this).decl)]  # `z = z_.value();` of `at::Tensor z;`
                 for a, p in pairs:
                     root = _root_var(a)
                     if root in alias and p.id not in alias and accepts(p.ty):
@@ -276,9 +298,13 @@ def _propagate(program: N.Program, host: list, alias: dict, accepts, through_cop
 
 
 def _strip(e):
-    while isinstance(e, (N.Cast, N.Deref, N.AddrOf)):
-        e = e.operand
-    return e
+    while True:
+        if isinstance(e, (N.Cast, N.Deref, N.AddrOf)):
+            e = e.operand
+        elif isinstance(e, N.Construct) and len(e.args) == 1 and tensor_kind(e.ty) and tensor_kind(e.args[0].ty):
+            e = e.args[0]  # a tensor passed by value: the copy is the same tensor
+        else:
+            return e
 
 
 def _root_var(e) -> int | None:

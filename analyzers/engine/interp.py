@@ -48,7 +48,9 @@ def analyze(program: N.Program, fn: N.Function, inst: B.Instance, checks: list, 
             if end and all(s.status == "abort" for s in end) and not ctx.findings and inst.may_reject:
                 ctx.note(f"the op refuses every input with {inst.may_reject} (each path ends at a failing check)")
             elif end and all(s.status == "abort" for s in end) and not ctx.findings:
-                why = "; ".join(f"{r} at {sp.file}:{sp.line}" for r, sp in ctx.aborts[:3]) or "a failing check"
+                # The checks reached last are the ones the paths that got furthest failed: they say
+                # what the binding lacks (the first ones are usually dtype forks refused at once).
+                why = "; ".join(f"{r} at {sp.file}:{sp.line}" for r, sp in ctx.aborts[-3:]) or "a failing check"
                 ctx.stuck("binding-infeasible", f"every path of the op fails a check for this binding ({why}): "
                           "the binding does not describe a valid call", fn.span)
     except BindingError as exc:

@@ -40,9 +40,23 @@ def tensor_of(interp, st, this, call) -> TensorV:
     obj = interp.load(st, interp.deref(this, T.OpaqueType("at::Tensor", "tensor"), call.span), call.span)
     if isinstance(obj, OptionalV):
         obj = obj.value
+    if isinstance(obj, OpaqueV) and obj.kind == UNDEFINED_TENSOR:
+        raise PathEnd("stuck", f"{call.name} on an undefined tensor (default-constructed)", call.span)
     if not isinstance(obj, TensorV):
         raise PathEnd("stuck", f"{call.name} on a tensor the binding does not describe", call.span)
     return obj
+
+
+UNDEFINED_TENSOR = "undefined tensor"
+
+
+@model("at::Tensor::Tensor")
+def default_tensor(interp, st, call, this, args):
+    """``at::Tensor z;``: an undefined tensor, which a launcher fills in only on some paths (an
+    optional's value) and passes on unread on the others."""
+    if args:
+        return OpaqueV("tensor", T.OpaqueType("at::Tensor", "tensor"))
+    return OpaqueV(UNDEFINED_TENSOR, T.OpaqueType("at::Tensor", "tensor"))
 
 
 def _int_arg(v, call, what="dimension") -> int:
@@ -174,7 +188,8 @@ def true_(interp, st, call, this, args):
         if t.lazy is not None:
             return BoolV(z3.Or(*[t.lazy.code.bv == c for n, c in SCALAR_TYPES.items() if n.startswith(("float", "bfloat"))]))
         return BoolV(z3.BoolVal(t.dtype.startswith(("float", "bfloat"))))
-    return BoolV(z3.BoolVal(True))
+    obj = interp.load(st, interp.deref(this, T.OpaqueType("at::Tensor", "tensor"), call.span), call.span)
+    return BoolV(z3.BoolVal(not (isinstance(obj, OpaqueV) and obj.kind == UNDEFINED_TENSOR)))
 
 
 def _on_cpu(v) -> z3.BoolRef:
