@@ -6,7 +6,7 @@ import z3
 from ..kir import nodes as N
 from ..kir import types as T
 from . import ints
-from .memory import PathEnd, index_to_int64, int_size
+from .memory import ForkNeeded, PathEnd, index_to_int64, int_size
 from .state import State, absorb, decided, fresh_value, merge_values
 from .values import (BoolV, ClosureV, FloatV, FuncV, IntV, Loc, MultiLoc, MultiPtrV, OpaqueV, PtrV, RefV,
                      StructV, Val, bool_of, const_int)
@@ -368,7 +368,13 @@ class ExprOps:
             return a if b is None else b
         m = merge_values(c, a, b)
         if m is None:
-            raise PathEnd("stuck", "a conditional whose branches give different kinds of objects", e.span)
+            # Objects no one value stands for: the branch the path takes, where it is known, or a
+            # fork of the whole statement.
+            if not self.ctx.feasible(st.pc, z3.Not(c)):
+                return a
+            if not self.ctx.feasible(st.pc, c):
+                return b
+            raise ForkNeeded(c, e.span)
         return m
 
     def ev_cast(self, e: N.Cast, st: State) -> Val:

@@ -32,6 +32,15 @@ class PathEnd(Exception):
         self.kind = kind
 
 
+class ForkNeeded(PathEnd):
+    """A conditional picks between two objects that no one value can stand for (two tensors): the
+    statement holding it runs again on two paths, one per branch. Where it cannot, the path is stuck."""
+
+    def __init__(self, cond, span: N.Span | None = None):
+        super().__init__("stuck", "a conditional whose branches give different kinds of objects", span)
+        self.cond = cond
+
+
 def int_size(v: int) -> IntV:
     return const_int(v, T.INT64)
 

@@ -6,7 +6,7 @@ import z3
 
 from ..kir import nodes as N
 from ..kir import types as T
-from .memory import PathEnd
+from .memory import ForkNeeded, PathEnd
 from . import ints
 from .state import State, decided, merge_all
 from .values import IntV, Loc, RefV, const_int
@@ -29,10 +29,26 @@ class StmtOps:
                               kind="path-explosion")
         return states
 
-    def run_stmt(self, s: N.Stmt, st: State) -> list[State]:
+    def run_stmt(self, s: N.Stmt, st: State, refork: bool = True) -> list[State]:
         self.ctx.tick()
+        start = st.fork() if refork and picks_objects(s) else None
         try:
             return self._stmt[type(s)](self, s, st)
+        except ForkNeeded as fk:
+            if start is None:
+                return [self.end_path(st, fk)]
+            # `t = inplace ? x : torch::empty_like(x)`: once per branch, where the branch is known.
+            # A declaration keeps one object on both paths, so that they can join again.
+            region = self.decl_region(s.var, start) if isinstance(s, N.Decl) else None
+            out: list[State] = []
+            for c in (fk.cond, z3.Not(fk.cond)):
+                if self.ctx.feasible(start.pc, c):
+                    self._decl_again = (s.var.id, region) if region is not None else None
+                    try:
+                        out.extend(self.run_stmt(s, start.fork(c), refork=False))
+                    finally:
+                        self._decl_again = None
+            return out
         except PathEnd as pe:
             return [self.end_path(st, pe)]
 
@@ -58,7 +74,8 @@ class StmtOps:
 
     def ex_decl(self, s: N.Decl, st: State) -> list[State]:
         v = s.var
-        region = self.decl_region(v, st)
+        again = getattr(self, "_decl_again", None)
+        region = again[1] if again is not None and again[0] == v.id else self.decl_region(v, st)
         st.frame.vars[v.id] = region
         if v.storage in ("shared", "extern_shared", "static", "constant", "global"):
             return [st]  # shared memory has no initializer; statics keep one value for all threads
@@ -185,3 +202,31 @@ StmtOps._stmt = {
     N.Return: StmtOps.ex_return, N.Break: StmtOps.ex_break, N.Continue: StmtOps.ex_continue,
     N.UnsupportedStmt: StmtOps.ex_unsupported, N.Switch: StmtOps.ex_switch,
 }
+
+
+_PICKS: dict[int, tuple] = {}
+
+
+def picks_objects(s: N.Stmt) -> bool:
+    """Whether the statement's own expressions (not its nested statements) hold a conditional of
+    objects (tensors, classes) that may need a fork. Memoised per node."""
+    entry = _PICKS.get(id(s))
+    if entry is None or entry[0] is not s:  # the node is kept: its id is not reused
+        entry = _PICKS[id(s)] = (s, any(isinstance(x, N.Cond) and isinstance(T.strip_ref(x.ty), (T.OpaqueType, T.StructType))
+                                        for x in _exprs(s)))
+    return entry[1]
+
+
+def _exprs(node):
+    stack = [v for name in getattr(node, "__dataclass_fields__", {}) if name != "span"
+             for v in _children(getattr(node, name)) if isinstance(v, N.Expr)]
+    while stack:
+        x = stack.pop()
+        yield x
+        stack.extend(v for name in getattr(x, "__dataclass_fields__", {}) if name != "span"
+                     for v in _children(getattr(x, name)) if isinstance(v, N.Expr))
+
+
+def _children(v):
+    return v if isinstance(v, tuple) else (v,)
+

@@ -193,8 +193,10 @@ def entry_points(tu: ci.TranslationUnit, main_file: Path) -> list[ci.Cursor]:
     a kernel launch and that no other such function of the file calls (the torch op, a plain CUDA
     ``main``). Templates are reached through their callers, never entry points themselves."""
     reach = LaunchReach()
+    # The shims' registration bodies (TORCH_LIBRARY's) name the ops without calling them: not ops.
     candidates = [c for c in function_definitions(tu, main_file)
-                  if not _is_kernel(c) and not _is_device_only(c) and reach.reaches(c)]
+                  if not _is_kernel(c) and not _is_device_only(c) and not c.spelling.startswith("__kernelvet_")
+                  and reach.reaches(c)]
     called: set[str] = set()
     for c in candidates:
         for node in c.walk_preorder():
