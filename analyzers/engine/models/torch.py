@@ -340,6 +340,50 @@ def _view(t: TensorV, shape, call) -> TensorV:
     return TensorV(t.name, tuple(dims), contiguous_strides(dims, call.span), t.dtype, t.region, t.offset, t.lazy, t.cpu)
 
 
+def _shape_arg(interp, st, v, call) -> IntArrayV:
+    v = interp.load(st, v.loc, call.span) if isinstance(v, RefV) else v
+    if not isinstance(v, IntArrayV):
+        raise PathEnd("stuck", f"{call.name} with a shape the engine cannot read", call.span)
+    return v
+
+
+@model("torch::stable::pad", "at::pad", "torch::pad", "at::constant_pad_nd")
+def pad(interp, st, call, this, args):
+    """pad(x, {left, right, top, bottom, ...}): pairs from the last dimension backwards; a new
+    contiguous tensor."""
+    t = arg_tensor(interp, st, args[0], call)
+    pads = _shape_arg(interp, st, args[1], call).items
+    if len(pads) % 2 or len(pads) // 2 > len(t.dims):
+        raise PathEnd("abort", f"{call.name}: {len(pads)} padding sizes for a {len(t.dims)}-d tensor raise", call.span)
+    dims = list(t.dims)
+    for i in range(len(pads) // 2):
+        d = len(dims) - 1 - i
+        for amount in pads[2 * i:2 * i + 2]:
+            dims[d] = ints.arith("+", dims[d], ints.convert(amount, T.INT64, call.span), T.INT64, call.span)
+    name = f"pad({t.name})"
+    if t.lazy is not None:
+        return _lazy_like(interp, st, t, tuple(dims), name, call.span)
+    return _new_tensor(interp, st, call, dims, t.dtype, name)
+
+
+@model("torch::stable::narrow", "at::narrow", "at::Tensor::narrow")
+def narrow(interp, st, call, this, args):
+    """narrow(x, dim, start, length): a view of ``length`` entries of ``dim`` from ``start`` (the op
+    raises unless they lie inside the dimension)."""
+    if this is not None:
+        t, rest = tensor_of(interp, st, this, call), args
+    else:
+        t, rest = arg_tensor(interp, st, args[0], call), args[1:]
+    d = _dim_index(t, _int_arg(rest[0], call), st, call)
+    start, length = (ints.convert(v, T.INT64, call.span) for v in rest[1:3])
+    end = ints.arith("+", start, length, T.INT64, call.span)
+    st.assume(z3.And(start.bv >= 0, length.bv >= 0, end.bv <= t.dims[d].bv))
+    dims = t.dims[:d] + (length,) + t.dims[d + 1:]
+    base = t.offset if t.offset is not None else const_int(0, T.INT64)
+    offset = ints.arith("+", base, ints.arith("*", start, t.strides[d], T.INT64, call.span), T.INT64, call.span)
+    return TensorV(t.name, dims, t.strides, t.dtype, t.region, offset, t.lazy, t.cpu)
+
+
 @model("at::Tensor::flatten")
 def flatten(interp, st, call, this, args):
     return _flatten(tensor_of(interp, st, this, call), call)
@@ -565,8 +609,7 @@ def stable_new_empty(interp, st, call, this, args):
 
 @model("torch::stable::view", "torch::stable::reshape")
 def stable_view(interp, st, call, this, args):
-    shape = interp.load(st, args[1].loc, call.span) if isinstance(args[1], RefV) else args[1]
-    return _view(arg_tensor(interp, st, args[0], call), shape, call)
+    return _view(arg_tensor(interp, st, args[0], call), _shape_arg(interp, st, args[1], call), call)
 
 
 @model("torch::stable::contiguous", "torch::stable::clone", "torch::stable::to")
