@@ -40,6 +40,7 @@ class Limits:
 class TensorUse:
     rank: int = 0
     fixed_rank: int | None = None  # from x.dim() == k
+    unit_stride: int | None = None  # from x.stride(k) == 1: dim k is the innermost (column-major)
     inspected: bool = False
     ids: set = field(default_factory=set)
 
@@ -137,6 +138,13 @@ def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
                         k = _int_literal(b)
                         if u is not None and k is not None:
                             u.fixed_rank = k
+                    elif isinstance(call, N.Call) and call.this is not None and call.args \
+                            and call.name.rsplit("::", 1)[-1] == "stride" and _int_literal(b) == 1:
+                        # STD_TORCH_CHECK(mat_b.stride(0) == 1, "mat_b must be column major")
+                        u = owner.get(_root_var(call.this))
+                        k = _int_literal(call.args[0])
+                        if u is not None and k is not None and k >= 0:
+                            u.unit_stride = k
             elif isinstance(node, N.Index):
                 # x.sizes()[2]
                 u = shape_of(node.base)
@@ -257,7 +265,8 @@ def _argument(p: N.VarDecl, uses, limits: Limits, dims: list, constraints: list,
             for d in shape[1:]:
                 total = B.BinOp("*", total, d)
             constraints.append(B.Compare("<=", total, B.Num(limits.max_numel)))
-        return B.TensorArg(tuple(shape), B.LAZY_DTYPE, unchecked=not u.inspected, device="any")
+        return B.TensorArg(tuple(shape), B.LAZY_DTYPE, _strides(shape, u.unit_stride), unchecked=not u.inspected,
+                           device="any")
     if isinstance(ty, T.BoolType) or isinstance(ty, T.FloatType):
         return B.ScalarArg(None, isinstance(ty, T.FloatType))
     if isinstance(ty, T.IntType):
@@ -267,6 +276,21 @@ def _argument(p: N.VarDecl, uses, limits: Limits, dims: list, constraints: list,
     if isinstance(ty, T.PtrType):
         return B.BufferArg()
     return None
+
+
+def _strides(shape: list, innermost: int | None) -> tuple | None:
+    """Contiguous (None), or the layout whose innermost dimension is the one the launcher requires a
+    unit stride of (a column-major matrix); the other dimensions keep their order outside it."""
+    if innermost is None or innermost >= len(shape) - 1:
+        return None
+    strides: list = [None] * len(shape)
+    strides[innermost] = B.Num(1)
+    acc = shape[innermost]
+    for d in reversed(range(len(shape))):
+        if d != innermost:
+            strides[d] = acc
+            acc = B.BinOp("*", acc, shape[d])
+    return tuple(strides)
 
 
 def _host_functions(program: N.Program) -> list:

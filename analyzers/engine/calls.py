@@ -53,7 +53,7 @@ class CallOps:
     def pointer_call(self, e: N.Call, st: State, args: list) -> Val:
         """A call through a function pointer: the function it holds on this path (a dispatch that
         returns one launcher per case forks one path per case), or the end of the path."""
-        target = self.eval(e.callee, st)
+        target = self.function_bound(e.callee, st) or self.eval(e.callee, st)
         if isinstance(target, FuncV):
             fn = self.program.functions.get(target.key) if target.key else None
             model = lookup(target.name)
@@ -66,6 +66,17 @@ class CallOps:
             raise PathEnd("stuck", "a call through a null function pointer", e.span, kind="unsupported")
         raise PathEnd("stuck", "a call through a function pointer the engine cannot resolve", e.span,
                       kind="unsupported")
+
+    def function_bound(self, callee: N.Expr, st: State) -> FuncV | None:
+        """The function a reference parameter (``F&& fn``) is bound to, if it is one."""
+        while isinstance(callee, N.Cast):
+            callee = callee.operand
+        if isinstance(callee, N.Var) and isinstance(callee.decl.ty, T.RefType):
+            region = st.lookup(callee.decl.id)
+            if region is not None:
+                v = self._read_at(st.content(region), 0, callee.decl.ty, region, callee.span)
+                return v if isinstance(v, FuncV) else None
+        return None
 
     def receiver(self, obj: N.Expr, st: State):
         """A pointer to the object a member function is called on."""
@@ -81,7 +92,9 @@ class CallOps:
         out = []
         for i, a in enumerate(args):
             pt = param_types[i] if i < len(param_types) else None
-            if isinstance(pt, T.RefType):
+            if isinstance(pt, T.RefType) and isinstance(a, N.Global) and isinstance(a.ty, T.FuncType):
+                out.append(self.eval(a, st))  # a function bound to a reference (F&& fn): the function
+            elif isinstance(pt, T.RefType):
                 out.append(RefV(self.lvalue(a, st)))
             else:
                 v = self.eval(a, st)

@@ -114,7 +114,11 @@ class Lowerer:
         n = c.get_num_template_arguments()
         out = []
         for i in range(max(n, 0)):
-            kind = c.get_template_argument_kind(i)
+            try:
+                kind = c.get_template_argument_kind(i)
+            except ValueError:  # a kind this libclang's Python binding does not name (a pack)
+                out.append("?")
+                continue
             if kind == ci.TemplateArgumentKind.TYPE:
                 out.append(clean_spelling(c.get_template_argument_type(i).get_canonical().spelling))
             elif kind == ci.TemplateArgumentKind.INTEGRAL:

@@ -148,3 +148,12 @@ def string_compare(interp, st, call, this, args):
 
 def _literal(v) -> bool:
     return isinstance(v, OpaqueV) and v.kind == "string" and isinstance(v.payload, str) and v.payload != ""
+
+
+@model("getenv", "std::getenv", "secure_getenv")
+def getenv(interp, st, call, this, args):
+    """An environment variable the launcher reads (a feature flag such as TRTLLM_ENABLE_PDL): read
+    as unset, the deployment's default. Said in the result's assumptions."""
+    name = args[0].payload if args and isinstance(args[0], OpaqueV) and args[0].kind == "string" else None
+    interp.ctx.note(f"environment variable {name or '(named at run time)'} read as unset")
+    return interp.null_ptr(call.ty, call.span, "an unset environment variable")
