@@ -85,11 +85,15 @@ def member_path(e: N.Expr):
     return (inner[0], inner[1] + f.offset, f.type) if inner is not None else None
 
 
-def assigned_vars(*nodes, fields: dict | None = None) -> tuple[set, list]:
+def assigned_vars(*nodes, fields: dict | None = None, lambda_body=None) -> tuple[set, list]:
     """Ids of variables a statement may modify, and the (decl, rhs, op) of every assignment.
-    ``fields`` collects, per struct variable, the fields written one by one (None: written whole)."""
+    ``fields`` collects, per struct variable, the fields written one by one (None: written whole).
+    ``lambda_body(key)`` gives the body of a lambda the statement calls: what it writes through its
+    by-reference captures is written by the statement too."""
     ids: set = set()
     writes: list = []
+    followed: set = set()
+    own: set = set()  # the lambdas' own locals and parameters: not the loop's
 
     def note(root, target) -> None:
         if fields is None:
@@ -127,6 +131,13 @@ def assigned_vars(*nodes, fields: dict | None = None) -> tuple[set, list]:
                         ids.add(root.id)
                         if fields is not None:
                             fields[root.id] = None
+            if isinstance(n, N.Call) and lambda_body is not None and n.func and n.func not in followed:
+                followed.add(n.func)
+                inner = lambda_body(n.func)
+                if inner is not None:
+                    body_of_lambda, params = inner
+                    _walk(body_of_lambda, visit)
+                    own.update(declared_in(body_of_lambda) | params)
             if isinstance(n, N.Call) and n.this is not None:
                 root = lvalue_root(n.this)
                 if root is not None and not _unchanged_by_methods(root):
@@ -143,7 +154,7 @@ def assigned_vars(*nodes, fields: dict | None = None) -> tuple[set, list]:
 
     for node in nodes:
         _walk(node, visit)
-    return ids, writes
+    return ids - own, [w for w in writes if w[0].id not in own]
 
 
 def _names(*terms) -> tuple:
@@ -157,9 +168,12 @@ def _names(*terms) -> tuple:
 
 
 def _unchanged_by_methods(decl: N.VarDecl) -> bool:
-    """A const reference, or a tensor handle (its methods change data, never which tensor it is)."""
+    """A const reference, a tensor handle (its methods change data, never which tensor it is), or a
+    lambda (calling it changes what it captured by reference, never the closure)."""
     ty = decl.ty
     if isinstance(ty, T.RefType) and ty.const:
+        return True
+    if isinstance(T.strip_ref(ty), T.ClosureType):
         return True
     return getattr(T.strip_ref(ty), "kind", None) in ("tensor", "optional")
 
@@ -200,9 +214,9 @@ def declared_in(node) -> set:
     return out
 
 
-def loop_shape(cond: N.Expr | None, inc: N.Expr | None, body: N.Stmt) -> LoopShape:
+def loop_shape(cond: N.Expr | None, inc: N.Expr | None, body: N.Stmt, lambda_body=None) -> LoopShape:
     per_field: dict = {}
-    ids, writes = assigned_vars(body, inc, fields=per_field)
+    ids, writes = assigned_vars(body, inc, fields=per_field, lambda_body=lambda_body)
     local = declared_in(body)
     ids -= local
     shape = LoopShape(assigned=ids, fields={v: fs for v, fs in per_field.items() if fs and v in ids})
@@ -322,8 +336,14 @@ class LoopOps:
     def shape_of(self, loop: N.Stmt, cond, inc, body) -> LoopShape:
         shape = self._shapes.get(id(loop))
         if shape is None:
-            shape = self._shapes[id(loop)] = loop_shape(cond, inc, body)
+            shape = self._shapes[id(loop)] = loop_shape(cond, inc, body, self._lambda_body)
         return shape
+
+    def _lambda_body(self, key: str):
+        fn = self.program.functions.get(key)
+        if fn is None or fn.kind != "lambda" or fn.body is None:
+            return None
+        return fn.body, {p.id for p in fn.params}
 
     def _symbolic_counter(self, loop, cond, inc, body, st: State) -> bool:
         shape = self.shape_of(loop, cond, inc, body)
