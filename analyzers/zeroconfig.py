@@ -199,7 +199,7 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
     variants = [("", False)] + ([("optionals absent", True)] if optional else [])
     # A scalar the launcher dispatches on with a switch (a quantization type): one instance per
     # case, each with its own time budget, as a manifest would bind one value per op.
-    scalar, cases = dispatch_scalar(program, fn)
+    scalar, cases = dispatch_scalar(program, fn, uses)
     choices = [(None, "")] if scalar is None else \
         [((v, v), f"{scalar}={v}") for v in cases] + [(None, f"{scalar} another value")]
     out = []
@@ -220,15 +220,27 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
     return out
 
 
-def dispatch_scalar(program: N.Program, fn: N.Function) -> tuple[str | None, list]:
+def dispatch_scalar(program: N.Program, fn: N.Function, uses: dict | None = None) -> tuple[str | None, list]:
     """The integer parameter of ``fn`` that its host code dispatches on (a switch, or an if-chain of
     ``bit == 4``), directly or passed on to a helper, and the constants it is dispatched on; (None,
-    []) when none has at least three."""
-    params = {p.id: p.name for p in fn.params if isinstance(T.strip_ref(p.ty), T.IntType)}
-    if not params:
-        return None, []
-    alias = dict(params)  # var id -> the op's parameter it stands for
+    []) when none has at least three. A dimension read into a local (``num_experts =
+    gating.size(-1)``, then ``switch (num_experts)``) is dispatched on too: then it is named as
+    its dim (``gating.size(1)``)."""
+    alias = {p.id: p.name for p in fn.params if isinstance(T.strip_ref(p.ty), T.IntType)}
     host = _host_functions(program)
+    for name, use in (uses or {}).items():
+        rank = use.fixed_rank if use.fixed_rank is not None else max(use.rank, 1)
+        for f in host:
+            for node in _walk(f.body):
+                if isinstance(node, N.Decl) and node.init is not None and isinstance(T.strip_ref(node.var.ty), T.IntType):
+                    call = _strip(node.init)
+                    if isinstance(call, N.Call) and call.this is not None and call.args \
+                            and call.name.rsplit("::", 1)[-1] == "size" and _root_var(call.this) in use.ids:
+                        k = _int_literal(call.args[0])
+                        if k is not None and -rank <= k < rank:
+                            alias[node.var.id] = f"{name}.size({k % rank})"
+    if not alias:
+        return None, []
     _propagate(program, host, alias, lambda ty: isinstance(T.strip_ref(ty), T.IntType))
     seen: dict = {}  # parameter -> the constants it is switched on or compared with (if-chains)
     for f in host:

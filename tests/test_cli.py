@@ -190,6 +190,22 @@ def test_zero_config_splits_a_dispatch_per_case(tmp_path):
         assert [f["witness"]["type"] for f in doc["findings"]] == ([] if broken is None else [broken])
 
 
+def test_zero_config_splits_a_dispatch_on_a_dimension(tmp_path):
+    """A switch on a dimension read into a local (num_experts = gating.size(-1)) splits the op per
+    case, named by its dim; the fallback's bug is found in the instance for the other values."""
+    from analyzers.api import Workspace
+    for name, broken in (("dispatch_on_expert_count.cu", False), ("dispatch_on_expert_count_short_workspace.cu", True)):
+        repo = tmp_path / name
+        repo.mkdir()
+        (repo / "t.cu").write_text((FIXTURES / "host" / name).read_text())
+        ws = Workspace(repo)
+        labels = [label for label, _ in ws.zero_config(ws.op("t.cu", "topk_sigmoid_rows"))]
+        assert labels == ["gating.size(1)=8", "gating.size(1)=64", "gating.size(1)=256", "gating.size(1) another value"]
+        doc = json.loads(kernelvet("scan", str(repo), "--format", "json", "--no-cache").stdout)
+        experts = {f["witness"]["gating.size(1)"] for f in doc["findings"]}
+        assert (experts and not experts & {8, 64, 256}) if broken else not doc["findings"]
+
+
 def test_a_file_that_does_not_parse_still_yields_a_verdict(tmp_path):
     repo = make_repo(tmp_path, CLEAN.replace("void op(", "void op(undeclared_type t, "))
     r = kernelvet("scan", str(repo))
