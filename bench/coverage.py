@@ -349,6 +349,8 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--time-budget", type=float, default=60.0, help="seconds per instance (default 60)")
     ap.add_argument("--files", default="**/*.cu", help="glob of files under PATH (default **/*.cu)")
+    ap.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                    help="leave out files matching this glob (with --reuse: their previous results stand)")
     ap.add_argument("--json", help="write every row and instance here")
     ap.add_argument("-D", "--define", action="append", default=[], metavar="NAME[=VALUE]",
                     help="a preprocessor definition the repository's build sets (vLLM: -D ENABLE_FP8)")
@@ -362,6 +364,8 @@ def main() -> int:
     resolver = IncludeResolver(root, ParseConfig(root).search_dirs())
     files, skipped = [], collections.Counter()
     for p in sorted(root.glob(args.files)):
+        if any(p.relative_to(root).match(x) for x in args.exclude):
+            continue
         ok, why = in_scope(root, p, resolver)
         if ok:
             files.append(str(p.relative_to(root)))
