@@ -1,7 +1,7 @@
 """How much of a real repository kernelvet reaches a verdict on, kernel by kernel.
 
     python bench/coverage.py PATH [--manifest FILE] [--jobs N] [--time-budget S] [--json OUT]
-                                  [--files GLOB] [--reuse PREVIOUS.json]
+                                  [--files GLOB] [--exclude GLOB] [--reuse PREVIOUS.json]
 
 Finds the in-scope CUDA files under PATH (every ``.cu``; ROCm/HIP, CPU backends and files that use
 CUTLASS or CuTe are out of scope), the kernels they define or include from the repository, and the
@@ -11,7 +11,8 @@ per kernel -- parsed / lowered / verdict (reason) / time -- and a summary: the s
 reach ``verified`` or ``bug``, the top reasons for ``inconclusive``, and per-instance times.
 
 Each file is verified in its own process with a hard time limit, so a kernel that hangs the solver
-or exhausts memory costs its own file's verdicts, never the run.
+or exhausts memory costs its own file's verdicts, never the run. A file with many instances (a
+dispatch over dozens of quantization types) is split across up to ``--jobs`` processes.
 """
 from __future__ import annotations
 
@@ -320,12 +321,17 @@ def _not_reached_reason(res: dict, name: str) -> str:
     # The ops that lower this kernel are the ones whose stop explains it.
     mine = {o["op"] for o in res["ops"] if name in o.get("lowered", [])}
     if not mine:
-        # Kernels are lowered when a path reaches their launch: an instance that ran out of time
-        # may have stopped before it.
+        # Kernels are lowered when a path reaches their launch: an instance that ran out of time,
+        # or stopped at something the engine does not follow, may have stopped before it.
         timed_out = [inst for inst in res["instances"]
                      if any(i["reason"] == "timeout" and i["kernel"] is None for i in inst["inconclusive"])]
         if timed_out:
             return f"the op stops before the launch: timeout: {timed_out[0]['op']} ran past its time budget"
+        stops = collections.Counter((inst["op"], i["reason"], i["detail"], i["at"]) for inst in res["instances"]
+                                    for i in inst["inconclusive"] if i["kernel"] is None)
+        if stops:
+            (op, reason, detail, at), _ = stops.most_common(1)[0]
+            return f"the op stops before the launch: {reason}: {op}: {detail} ({at})"
         if errors:
             return f"op not lowered: {errors[0]['error']}"
         return "no op of the file launches it"
