@@ -200,6 +200,7 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
     # A scalar the launcher dispatches on with a switch (a quantization type): one instance per
     # case, each with its own time budget, as a manifest would bind one value per op.
     scalar, cases = dispatch_scalar(program, fn, uses)
+    sentinels = negative_sentinels(program, fn)
     choices = [(None, "")] if scalar is None else \
         [((v, v), f"{scalar}={v}") for v in cases] + [(None, f"{scalar} another value")]
     out = []
@@ -207,7 +208,7 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
         for pinned, what in choices:
             args, dims, constraints = [], [], []
             for p in fn.params:
-                arg = _argument(p, uses, limits, dims, constraints, absent)
+                arg = _argument(p, uses, limits, dims, constraints, absent, sentinels)
                 if arg is not None:
                     args.append((p.name, arg))
             if scalar is not None:
@@ -239,19 +240,7 @@ def dispatch_scalar(program: N.Program, fn: N.Function, uses: dict | None = None
                         k = _int_literal(call.args[0])
                         if k is not None and -rank <= k < rank:
                             alias[node.var.id] = f"{name}.size({k % rank})"
-    if not alias:
-        return None, []
-    _propagate(program, host, alias, lambda ty: isinstance(T.strip_ref(ty), T.IntType))
-    seen: dict = {}  # parameter -> the constants it is switched on or compared with (if-chains)
-    for f in host:
-        for node in _walk(f.body):
-            if isinstance(node, N.Switch) and _root_var(node.cond) in alias:
-                seen.setdefault(alias[_root_var(node.cond)], set()).update(v for v, _ in node.labels if v is not None)
-            elif isinstance(node, N.Binary) and node.op == "==":
-                for a, b in ((node.lhs, node.rhs), (node.rhs, node.lhs)):
-                    k = _int_literal(b)
-                    if _root_var(a) in alias and k is not None:
-                        seen.setdefault(alias[_root_var(a)], set()).add(k)
+    seen = _compared_constants(program, host, alias)
     best: tuple[str | None, list] = (None, [])
     for name, values in sorted(seen.items()):
         if 3 <= len(values) <= 64 and len(values) > len(best[1]):
@@ -259,7 +248,34 @@ def dispatch_scalar(program: N.Program, fn: N.Function, uses: dict | None = None
     return best
 
 
-def _argument(p: N.VarDecl, uses, limits: Limits, dims: list, constraints: list, absent: bool):
+def _compared_constants(program: N.Program, host: list, alias: dict) -> dict:
+    """What each aliased integer is switched on or compared with (``==``/``!=``): name -> constants."""
+    if not alias:
+        return {}
+    _propagate(program, host, alias, lambda ty: isinstance(T.strip_ref(ty), T.IntType))
+    seen: dict = {}
+    for f in host:
+        for node in _walk(f.body):
+            if isinstance(node, N.Switch) and _root_var(node.cond) in alias:
+                seen.setdefault(alias[_root_var(node.cond)], set()).update(v for v, _ in node.labels if v is not None)
+            elif isinstance(node, N.Binary) and node.op in ("==", "!="):
+                for a, b in ((node.lhs, node.rhs), (node.rhs, node.lhs)):
+                    k = _int_literal(b)
+                    if _root_var(a) in alias and k is not None:
+                        seen.setdefault(alias[_root_var(a)], set()).add(k)
+    return seen
+
+
+def negative_sentinels(program: N.Program, fn: N.Function) -> dict:
+    """Integer parameters the launcher compares with a negative constant (``group_size == -1``,
+    ``null_block_id != -1``): name -> the smallest such constant, which their range must reach."""
+    alias = {p.id: p.name for p in fn.params if isinstance(T.strip_ref(p.ty), T.IntType)}
+    seen = _compared_constants(program, _host_functions(program), alias)
+    return {name: min(v for v in values if v < 0) for name, values in seen.items() if any(v < 0 for v in values)}
+
+
+def _argument(p: N.VarDecl, uses, limits: Limits, dims: list, constraints: list, absent: bool,
+              sentinels: dict | None = None):
     kind = tensor_kind(p.ty)
     ty = T.strip_ref(p.ty)
     if kind == "optional" and absent:
@@ -282,7 +298,7 @@ def _argument(p: N.VarDecl, uses, limits: Limits, dims: list, constraints: list,
     if isinstance(ty, T.BoolType) or isinstance(ty, T.FloatType):
         return B.ScalarArg(None, isinstance(ty, T.FloatType))
     if isinstance(ty, T.IntType):
-        lo, hi = max(limits.scalar_lo, ty.min), min(limits.scalar_hi, ty.max)
+        lo, hi = max(min(limits.scalar_lo, (sentinels or {}).get(p.name, 0)), ty.min), min(limits.scalar_hi, ty.max)
         dims.append(B.UserDim(p.name, lo, hi))
         return B.ScalarArg(B.Name(p.name))
     if isinstance(ty, T.PtrType):

@@ -426,8 +426,15 @@ class HostOps:
             if decl.storage in ("shared", "extern_shared"):
                 return Loc(self.decl_region(decl, st), const_int(0, T.INT64), decl.ty)
             kind = {"constant": "constant"}.get(decl.storage, "global" if st.thread is not None else "host")
-            self._statics[key] = self.new_region(kind, e.name, max(decl.ty.size, 0), e.span)
-        return Loc(self._statics[key], const_int(0, T.INT64), decl.ty)
+            is_tensor = getattr(decl.ty, "kind", None) == "tensor"
+            self._statics[key] = self.new_region(kind, e.name, max(decl.ty.size, 0), e.span, tracked=is_tensor)
+        region = self._statics[key]
+        if region.tracked and getattr(decl.ty, "kind", None) == "tensor" and 0 not in st.content(region):
+            # A tensor kept between calls (a static workspace): whatever an earlier call left; the
+            # launcher's own checks (numel() < needed: reallocate) decide the rest.
+            from .models.torch import kept_tensor
+            self._write_at(st.write_content(region), 0, decl.ty, kept_tensor(self, st, e.name, e.span))
+        return Loc(region, const_int(0, T.INT64), decl.ty)
 
     def region_base(self, region: Region, st: State) -> z3.BitVecRef:
         """The address of an object: positive and aligned as its allocator aligns it."""

@@ -50,6 +50,16 @@ def tensor_of(interp, st, this, call) -> TensorV:
 UNDEFINED_TENSOR = "undefined tensor"
 
 
+def kept_tensor(interp, st, name: str, span) -> TensorV:
+    """A byte tensor an earlier call of the op left in a static variable: one dimension of any size
+    (the op reads its numel() before use), said in the result's assumptions."""
+    from ..values import fresh_int
+    n = fresh_int(interp.ctx.fresh_name(f"{name}.numel()"), T.INT64, 0, 1 << 40)
+    interp.ctx.note(f"the static tensor {name} holds what an earlier call left (a byte tensor of any size)")
+    region = interp.new_region("global", name, n, span, elem_size=1, align=256, note="allocated")
+    return TensorV(name, (n,), (const_int(1, T.INT64),), "int8", region)
+
+
 @model("at::Tensor::Tensor")
 def default_tensor(interp, st, call, this, args):
     """``at::Tensor z;``: an undefined tensor, which a launcher fills in only on some paths (an
