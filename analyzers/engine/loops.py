@@ -135,8 +135,12 @@ def assigned_vars(*nodes, fields: dict | None = None, lambda_body=None) -> tuple
                 followed.add(n.func)
                 inner = lambda_body(n.func)
                 if inner is not None:
+                    # Its writes are havocked, never taken as the loop's own counters: the
+                    # captured variable lives in the frame that made the lambda.
                     body_of_lambda, params = inner
+                    mark = len(writes)
                     _walk(body_of_lambda, visit)
+                    del writes[mark:]
                     own.update(declared_in(body_of_lambda) | params)
             if isinstance(n, N.Call) and n.this is not None:
                 root = lvalue_root(n.this)
@@ -488,6 +492,8 @@ class LoopOps:
 
     def havoc_var(self, st: State, vid: int, where: str) -> None:
         region = st.lookup(vid)
+        if region is None:  # captured by reference by a lambda the loop calls: the maker's frame
+            region = next((f.vars[vid] for f in st.frames.values() if vid in f.vars), None)
         if region is None:
             return
         decl_ty = None
