@@ -354,7 +354,8 @@ def main() -> int:
     ap.add_argument("--models", help="with --manifest: only these models (comma-separated names)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--time-budget", type=float, default=60.0, help="seconds per instance (default 60)")
-    ap.add_argument("--files", default="**/*.cu", help="glob of files under PATH (default **/*.cu)")
+    ap.add_argument("--files", action="append", default=[], metavar="GLOB",
+                    help="glob of files under PATH (default **/*.cu; repeat for several)")
     ap.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                     help="leave out files matching this glob (with --reuse: their previous results stand)")
     ap.add_argument("--json", help="write every row and instance here")
@@ -369,7 +370,7 @@ def main() -> int:
     from analyzers.frontend.parse import ParseConfig
     resolver = IncludeResolver(root, ParseConfig(root).search_dirs())
     files, skipped = [], collections.Counter()
-    for p in sorted(root.glob(args.files)):
+    for p in sorted({p for pattern in args.files or ["**/*.cu"] for p in root.glob(pattern)}):
         if any(p.relative_to(root).match(x) for x in args.exclude):
             continue
         ok, why = in_scope(root, p, resolver)
