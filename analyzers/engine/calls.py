@@ -2,6 +2,8 @@
 body are answered by the model registry (models/), or by the rule for unknown functions."""
 from __future__ import annotations
 
+import dataclasses
+
 from ..kir import nodes as N
 from ..kir import types as T
 from .memory import PathEnd
@@ -36,7 +38,7 @@ class CallOps:
             return RefV(self.deref(this, T.strip_ref(e.this.ty), e.span))
         args = self.call_args(e.args, e.param_types, st)
         if e.callee is not None:
-            return self.pointer_call(e, st, args)
+            e = self.pointer_target(e, st)
         model = lookup(e.name)
         fn = self.program.functions.get(e.func) if e.func else None
         if model is not None and (fn is None or getattr(model, "overrides_body", False)):
@@ -50,18 +52,12 @@ class CallOps:
             return self.invoke(fn, st, this, args, e.span, closure)
         return self.unknown_call(e, st, this, args)
 
-    def pointer_call(self, e: N.Call, st: State, args: list) -> Val:
-        """A call through a function pointer: the function it holds on this path (a dispatch that
-        returns one launcher per case forks one path per case), or the end of the path."""
+    def pointer_target(self, e: N.Call, st: State) -> N.Call:
+        """A call through a function pointer as a call of the function it holds on this path (a
+        dispatch that returns one launcher per case forks one path per case), or the path's end."""
         target = self.function_bound(e.callee, st) or self.eval(e.callee, st)
         if isinstance(target, FuncV):
-            fn = self.program.functions.get(target.key) if target.key else None
-            model = lookup(target.name)
-            if model is not None and (fn is None or getattr(model, "overrides_body", False)):
-                return model(self, st, e, None, args)
-            if fn is not None:
-                return self.invoke(fn, st, None, args, e.span)
-            return self.unknown_call(e, st, None, args)
+            return dataclasses.replace(e, name=target.name, func=target.key, callee=None)
         if isinstance(target, PtrV) and target.region.kind == "null":
             raise PathEnd("stuck", "a call through a null function pointer", e.span, kind="unsupported")
         raise PathEnd("stuck", "a call through a function pointer the engine cannot resolve", e.span,
