@@ -15,13 +15,13 @@ import time
 
 import z3
 
-_ids = itertools.count(1)
-
 
 class Lia:
     # Work limits in z3's resource units, not seconds: an answer must not depend on how busy the
     # machine is. About half a second of arithmetic on an idle core; the wall clock is a backstop.
     def __init__(self, rlimit: int = 2_000_000, timeout_ms: int = 10_000):
+        # Names count from 1 in every instance: the same query whatever ran before in the process.
+        self._ids = itertools.count(1)
         self.atoms: dict[int, z3.BoolRef] = {}
         self.nonlinear: dict[int, z3.BoolRef] = {}  # used by the second tier only
         self.bounds: dict[str, z3.BoolRef] = {}
@@ -67,7 +67,7 @@ class Lia:
         key = (x.get_id(), y.get_id())
         if key not in self.products:
             corners = [xl * yl, xl * yu, xu * yl, xu * yu]
-            p = self.var(f"prod!{next(_ids)}", min(corners), max(corners))
+            p = self.var(f"prod!{next(self._ids)}", min(corners), max(corners))
             self._keep.extend((x, y))
             self.envelopes[str(p)] = z3.And(
                 p >= xl * y + yl * x - xl * yl, p >= xu * y + yu * x - xu * yu,
@@ -98,7 +98,7 @@ class Lia:
         k = key.get_id()
         if k not in self.abstract:
             self._keep.append(key)
-            self.abstract[k] = self.var(f"abs!{next(_ids)}", lo, hi)
+            self.abstract[k] = self.var(f"abs!{next(self._ids)}", lo, hi)
         return self.abstract[k]
 
     def define(self, cond: z3.BoolRef, int_cond: z3.BoolRef) -> z3.BoolRef:
@@ -144,7 +144,7 @@ class Lia:
             else:
                 if not nonlinear and k in self.nonlinear and k not in self.quiet:
                     self.skipped = True
-                out = z3.Bool(f"atom!{next(_ids)}")  # unknown to the integers: any truth value
+                out = z3.Bool(f"atom!{next(self._ids)}")  # unknown to the integers: any truth value
         self._keep.append(cond)
         memo[k] = out
         return out
