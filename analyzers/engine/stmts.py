@@ -31,7 +31,7 @@ class StmtOps:
 
     def run_stmt(self, s: N.Stmt, st: State, refork: bool = True) -> list[State]:
         self.ctx.tick()
-        start = st.fork() if refork and picks_objects(s) else None
+        start = st.fork() if refork and self.picks_objects(s) else None
         try:
             return self._stmt[type(s)](self, s, st)
         except ForkNeeded as fk:
@@ -71,6 +71,16 @@ class StmtOps:
         else:
             self.eval(s.expr, st)
         return [st]
+
+    def picks_objects(self, s: N.Stmt) -> bool:
+        """Whether the statement's own expressions (not its nested statements) hold a conditional
+        of objects (tensors, classes) that may need a fork. Memoised per instance."""
+        memo = self.__dict__.setdefault("_picks", {})
+        hit = memo.get(id(s))
+        if hit is None:
+            hit = memo[id(s)] = any(isinstance(x, N.Cond) and isinstance(T.strip_ref(x.ty), (T.OpaqueType, T.StructType))
+                                    for x in _exprs(s))
+        return hit
 
     def ex_decl(self, s: N.Decl, st: State) -> list[State]:
         v = s.var
@@ -202,19 +212,6 @@ StmtOps._stmt = {
     N.Return: StmtOps.ex_return, N.Break: StmtOps.ex_break, N.Continue: StmtOps.ex_continue,
     N.UnsupportedStmt: StmtOps.ex_unsupported, N.Switch: StmtOps.ex_switch,
 }
-
-
-_PICKS: dict[int, tuple] = {}
-
-
-def picks_objects(s: N.Stmt) -> bool:
-    """Whether the statement's own expressions (not its nested statements) hold a conditional of
-    objects (tensors, classes) that may need a fork. Memoised per node."""
-    entry = _PICKS.get(id(s))
-    if entry is None or entry[0] is not s:  # the node is kept: its id is not reused
-        entry = _PICKS[id(s)] = (s, any(isinstance(x, N.Cond) and isinstance(T.strip_ref(x.ty), (T.OpaqueType, T.StructType))
-                                        for x in _exprs(s)))
-    return entry[1]
 
 
 def _exprs(node):
