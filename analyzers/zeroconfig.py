@@ -199,8 +199,10 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
     variants = [("", False)] + ([("optionals absent", True)] if optional else [])
     # A scalar the launcher dispatches on with a switch (a quantization type): one instance per
     # case, each with its own time budget, as a manifest would bind one value per op.
-    scalar, cases = dispatch_scalar(program, fn, uses)
-    sentinels = negative_sentinels(program, fn)
+    compared = compared_constants(program, fn, uses)
+    scalar, cases = dispatch_choice(compared)
+    # Parameters compared with a negative constant (group_size == -1) reach it.
+    sentinels = {name: min(v) for name, v in compared.items() if min(v) < 0}
     choices = [(None, "")] if scalar is None else \
         [((v, v), f"{scalar}={v}") for v in cases] + [(None, f"{scalar} another value")]
     out = []
@@ -221,35 +223,27 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
     return out
 
 
-def dispatch_scalar(program: N.Program, fn: N.Function, uses: dict | None = None) -> tuple[str | None, list]:
-    """The integer parameter of ``fn`` that its host code dispatches on (a switch, or an if-chain of
-    ``bit == 4``), directly or passed on to a helper, and the constants it is dispatched on; (None,
-    []) when none has at least three. A dimension read into a local (``num_experts =
-    gating.size(-1)``, then ``switch (num_experts)``) is dispatched on too: then it is named as
-    its dim (``gating.size(1)``)."""
+def compared_constants(program: N.Program, fn: N.Function, uses: dict | None = None) -> dict:
+    """What each integer parameter of ``fn`` is switched on or compared with (``==``/``!=``) in its
+    host code, directly or passed on to a helper: name -> constants. A dimension read into a local
+    (``num_experts = gating.size(-1)``, then ``switch (num_experts)``) counts too, named as its dim
+    (``gating.size(1)``)."""
     alias = {p.id: p.name for p in fn.params if isinstance(T.strip_ref(p.ty), T.IntType)}
     host = _host_functions(program)
+    dims = {}  # var id of a tensor (or an alias of one) -> (its parameter's name, its rank)
     for name, use in (uses or {}).items():
         rank = use.fixed_rank if use.fixed_rank is not None else max(use.rank, 1)
-        for f in host:
-            for node in _walk(f.body):
-                if isinstance(node, N.Decl) and node.init is not None and isinstance(T.strip_ref(node.var.ty), T.IntType):
-                    call = _strip(node.init)
-                    if isinstance(call, N.Call) and call.this is not None and call.args \
-                            and call.name.rsplit("::", 1)[-1] == "size" and _root_var(call.this) in use.ids:
-                        k = _int_literal(call.args[0])
-                        if k is not None and -rank <= k < rank:
-                            alias[node.var.id] = f"{name}.size({k % rank})"
-    seen = _compared_constants(program, host, alias)
-    best: tuple[str | None, list] = (None, [])
-    for name, values in sorted(seen.items()):
-        if 3 <= len(values) <= 64 and len(values) > len(best[1]):
-            best = (name, sorted(values))
-    return best
-
-
-def _compared_constants(program: N.Program, host: list, alias: dict) -> dict:
-    """What each aliased integer is switched on or compared with (``==``/``!=``): name -> constants."""
+        dims.update((i, (name, rank)) for i in use.ids)
+    for f in host if dims else ():
+        for node in _walk(f.body):
+            if isinstance(node, N.Decl) and node.init is not None and isinstance(T.strip_ref(node.var.ty), T.IntType):
+                call = _strip(node.init)
+                if isinstance(call, N.Call) and call.this is not None and call.args \
+                        and call.name.rsplit("::", 1)[-1] == "size" and _root_var(call.this) in dims:
+                    name, rank = dims[_root_var(call.this)]
+                    k = _int_literal(call.args[0])
+                    if k is not None and -rank <= k < rank:
+                        alias[node.var.id] = f"{name}.size({k % rank})"
     if not alias:
         return {}
     _propagate(program, host, alias, lambda ty: isinstance(T.strip_ref(ty), T.IntType))
@@ -266,12 +260,14 @@ def _compared_constants(program: N.Program, host: list, alias: dict) -> dict:
     return seen
 
 
-def negative_sentinels(program: N.Program, fn: N.Function) -> dict:
-    """Integer parameters the launcher compares with a negative constant (``group_size == -1``,
-    ``null_block_id != -1``): name -> the smallest such constant, which their range must reach."""
-    alias = {p.id: p.name for p in fn.params if isinstance(T.strip_ref(p.ty), T.IntType)}
-    seen = _compared_constants(program, _host_functions(program), alias)
-    return {name: min(v for v in values if v < 0) for name, values in seen.items() if any(v < 0 for v in values)}
+def dispatch_choice(compared: dict) -> tuple[str | None, list]:
+    """The integer the host code dispatches on (a switch, an if-chain of ``bit == 4``) and its
+    constants: the one compared with the most (at least three, at most 64); (None, []) if none."""
+    best: tuple[str | None, list] = (None, [])
+    for name, values in sorted(compared.items()):
+        if 3 <= len(values) <= 64 and len(values) > len(best[1]):
+            best = (name, sorted(values))
+    return best
 
 
 def _argument(p: N.VarDecl, uses, limits: Limits, dims: list, constraints: list, absent: bool,

@@ -45,9 +45,10 @@ def analyze(program: N.Program, fn: N.Function, inst: B.Instance, checks: list, 
             ctx.stuck("binding-infeasible", "the binding's constraints admit no input size", fn.span)
         else:
             end = interp.exec_block(fn.body.stmts if fn.body else (), [st])
-            if end and all(s.status == "abort" for s in end) and not ctx.findings and inst.may_reject:
+            refused = end and all(s.status == "abort" for s in end) and not ctx.findings
+            if refused and inst.may_reject:
                 ctx.note(f"the op refuses every input with {inst.may_reject} (each path ends at a failing check)")
-            elif end and all(s.status == "abort" for s in end) and not ctx.findings:
+            elif refused:
                 # The checks reached last are the ones the paths that got furthest failed: they say
                 # what the binding lacks (the first ones are usually dtype forks refused at once).
                 why = "; ".join(f"{r} at {sp.file}:{sp.line}" for r, sp in ctx.aborts[-3:]) or "a failing check"

@@ -12,7 +12,8 @@ from ...binding import DTYPE_SIZES
 from ...kir import types as T
 from .. import ints, lia
 from ..memory import PathEnd
-from ..values import (BoolV, IntArrayV, IntV, OpaqueV, OptionalV, PtrV, RefV, StructV, TensorV, const_int)
+from ..values import (BoolV, IntArrayV, IntV, OpaqueV, OptionalV, PtrV, RefV, StructV, TensorV, const_int,
+                      fresh_int)
 from . import model
 from .cuda import VOID, fresh_result
 
@@ -53,7 +54,6 @@ UNDEFINED_TENSOR = "undefined tensor"
 def kept_tensor(interp, st, name: str, span) -> TensorV:
     """A byte tensor an earlier call of the op left in a static variable: one dimension of any size
     (the op reads its numel() before use), said in the result's assumptions."""
-    from ..values import fresh_int
     n = fresh_int(interp.ctx.fresh_name(f"{name}.numel()"), T.INT64, 0, 1 << 40)
     interp.ctx.note(f"the static tensor {name} holds what an earlier call left (a byte tensor of any size)")
     region = interp.new_region("global", name, n, span, elem_size=1, align=256, note="allocated")
@@ -564,9 +564,7 @@ def empty_like(interp, st, call, this, args):
 @model("torch::stable::empty")
 def stable_empty(interp, st, call, this, args):
     """empty(size, dtype = nullopt, layout, device, pin_memory, memory_format): float32 by default."""
-    shape = interp.load(st, args[0].loc, call.span) if isinstance(args[0], RefV) else args[0]
-    if not isinstance(shape, IntArrayV):
-        raise PathEnd("stuck", f"{call.name} with a shape the engine cannot read", call.span)
+    shape = _shape_arg(interp, st, args[0], call)
     lazy = _lazy_dtype_arg(interp, args[1] if len(args) > 1 else None)
     if lazy is not None:  # empty(..., other.scalar_type()) of a zero-config tensor: its dtype, undecided
         from ..values import LazyDtype
@@ -606,9 +604,7 @@ def _stable_dtype(v, call) -> str | None:
 def stable_new_empty(interp, st, call, this, args):
     """new_empty(self, size, dtype = nullopt, ...): self's dtype unless one is given."""
     src = arg_tensor(interp, st, args[0], call)
-    shape = interp.load(st, args[1].loc, call.span) if isinstance(args[1], RefV) else args[1]
-    if not isinstance(shape, IntArrayV):
-        raise PathEnd("stuck", f"{call.name} with a shape the engine cannot read", call.span)
+    shape = _shape_arg(interp, st, args[1], call)
     dtype = _stable_dtype(args[2] if len(args) > 2 else None, call)
     name = f"{call.name.rsplit('::', 1)[1]}({src.name})@{call.span.line}"
     if dtype is None and src.lazy is not None:
