@@ -213,6 +213,9 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
                 arg = _argument(p, uses, limits, dims, constraints, absent, sentinels)
                 if arg is not None:
                     args.append((p.name, arg))
+            if scalar is not None and pinned is not None \
+                    and not any(d.name == scalar and d.lo <= pinned[0] <= d.hi for d in dims):
+                continue  # a case the argument never takes (`num_experts != 0` of a dimension >= 1)
             if scalar is not None:
                 dims = [B.UserDim(d.name, *pinned) if d.name == scalar and pinned else d for d in dims]
                 if pinned is None:
