@@ -11,6 +11,7 @@ The rank of each tensor comes from how the op's host code uses it (``x.size(2)``
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 from . import binding as B
@@ -205,25 +206,57 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
     sentinels = {name: min(v) for name, v in compared.items() if min(v) < 0}
     choices = [(None, "")] if scalar is None else \
         [((v, v), f"{scalar}={v}") for v in cases] + [(None, f"{scalar} another value")]
+    # A flag the host code branches on (`if (use_exllama)`) picks whole launch paths: one instance
+    # per value, so each path gets its own budget. At most two flags: four times the instances.
+    flags = branched_flags(program, fn)[:2]
+    settings = [dict(zip(flags, values)) for values in itertools.product((True, False), repeat=len(flags))]
     out = []
-    for label, absent in variants:
-        for pinned, what in choices:
-            args, dims, constraints = [], [], []
-            for p in fn.params:
-                arg = _argument(p, uses, limits, dims, constraints, absent, sentinels)
-                if arg is not None:
-                    args.append((p.name, arg))
-            if scalar is not None and pinned is not None \
-                    and not any(d.name == scalar and d.lo <= pinned[0] <= d.hi for d in dims):
-                continue  # a case the argument never takes (`num_experts != 0` of a dimension >= 1)
-            if scalar is not None:
-                dims = [B.UserDim(d.name, *pinned) if d.name == scalar and pinned else d for d in dims]
-                if pinned is None:
-                    constraints += [B.Compare("!=", B.Name(scalar), B.Num(v)) for v in cases]
-            inst = B.Instance(fn.display, file, tuple(args), tuple(dims), (), tuple(constraints), "any",
-                              zero_config=True, may_reject=what if scalar is not None and pinned is None else "")
-            out.append((", ".join(x for x in (what, label) if x), inst))
+    for (label, absent), (pinned, what), flag_values in itertools.product(variants, choices, settings):
+        args, dims, constraints = [], [], []
+        for p in fn.params:
+            arg = _argument(p, uses, limits, dims, constraints, absent, sentinels)
+            if p.name in flag_values:
+                arg = B.ScalarArg(B.Num(int(flag_values[p.name])))
+            if arg is not None:
+                args.append((p.name, arg))
+        if scalar is not None and pinned is not None \
+                and not any(d.name == scalar and d.lo <= pinned[0] <= d.hi for d in dims):
+            continue  # a case the argument never takes (`num_experts != 0` of a dimension >= 1)
+        if scalar is not None:
+            dims = [B.UserDim(d.name, *pinned) if d.name == scalar and pinned else d for d in dims]
+            if pinned is None:
+                constraints += [B.Compare("!=", B.Name(scalar), B.Num(v)) for v in cases]
+        inst = B.Instance(fn.display, file, tuple(args), tuple(dims), (), tuple(constraints), "any",
+                          zero_config=True, may_reject=what if scalar is not None and pinned is None else "")
+        flag_text = ", ".join(f"{k}={'true' if v else 'false'}" for k, v in flag_values.items())
+        out.append((", ".join(x for x in (what, flag_text, label) if x), inst))
     return out
+
+
+def branched_flags(program: N.Program, fn: N.Function) -> list[str]:
+    """The boolean parameters of ``fn`` that its host code branches on (an ``if`` or a conditional
+    whose condition is the flag, negated or joined by ``&&``/``||``), directly or in a helper it is
+    passed to, in parameter order. A flag only passed to a kernel is not one: the kernel's own
+    branch is explored under the symbol."""
+    alias = {p.id: p.name for p in fn.params if isinstance(T.strip_ref(p.ty), T.BoolType)}
+    if not alias:
+        return []
+    host = _host_functions(program)
+    _propagate(program, host, alias, lambda ty: isinstance(T.strip_ref(ty), T.BoolType), through_copies=True)
+    found = set()
+    for f in host:
+        for node in _walk(f.body):
+            if isinstance(node, (N.If, N.Cond)):
+                stack = [node.cond]
+                while stack:
+                    c = _strip(stack.pop())
+                    if isinstance(c, N.Unary) and c.op == "!":
+                        stack.append(c.operand)
+                    elif isinstance(c, N.Binary) and c.op in ("&&", "||"):
+                        stack += [c.lhs, c.rhs]
+                    elif _root_var(c) in alias:
+                        found.add(alias[_root_var(c)])
+    return [p.name for p in fn.params if p.name in found]
 
 
 def compared_constants(program: N.Program, fn: N.Function, uses: dict | None = None) -> dict:

@@ -88,7 +88,8 @@ class ScanReport:
 def options_for(manifest: LoadedManifest | None, time_budget_s: float | None = None) -> Options:
     o = (manifest.spec if manifest is not None else Manifest(version=0, models=[], ops=[])).options
     return Options(time_budget_s=o.time_budget_s if time_budget_s is None else time_budget_s,
-                   query_timeout_ms=o.query_timeout_ms, unroll_max=o.unroll_max, minimal_witness=o.minimal_witness)
+                   query_timeout_ms=o.query_timeout_ms, unroll_max=o.unroll_max, minimal_witness=o.minimal_witness,
+                   follow_ups=o.follow_ups)
 
 
 def shard_of(planned: list[Planned], index: int, count: int) -> list[Planned]:

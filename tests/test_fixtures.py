@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixture_runner import all_fixtures, compare, load_fixture, run_fixture
+from fixture_runner import FIXTURES, all_fixtures, compare, load_fixture, run_fixture
 
 FIXTURE_PATHS = all_fixtures()
 
@@ -22,3 +22,16 @@ def test_fixture(path, tmp_path):
     report = run_fixture(fx, tmp_path)
     problems = compare(fx, report)
     assert not problems, "\n".join(problems)
+
+
+def test_a_follow_up_run_reaches_the_launch_after_a_slow_kernel(tmp_path):
+    """The budget runs out in the first kernel; the timeout is that kernel's alone, and the second
+    kernel was verified by the follow-up run that skipped the first."""
+    fx = load_fixture(FIXTURES / "budget" / "follow_up_after_slow_kernel_clean.cu")
+    [ir] = run_fixture(fx, tmp_path).instances
+    result = ir.result
+    assert result.verdict == "inconclusive" and not result.findings
+    [timeout] = [i for i in result.inconclusive if i.reason == "timeout"]
+    assert timeout.kernel.startswith("dequant_rows_kernel") and "follow-up" in timeout.detail
+    assert any(k.startswith("scale_rows_kernel") for k in result.kernels)
+    assert [i for i in result.inconclusive if i.reason != "timeout"] == []

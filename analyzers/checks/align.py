@@ -142,7 +142,7 @@ class AlignmentCheck(Check):
             cond = z3.And(ev.guard, cond)
         if self._same_cause(ctx, st, cond, ev, key):
             return
-        model = ctx.find_model(st.pc, cond, ev.span)
+        model = ctx.find_model(st.pc, cond, ev.span, cond_i)
         if model is None:
             return
         ctx.mark(key)

@@ -44,7 +44,8 @@ class BoundsCheck(Check):
         a launcher passes, an absent optional): its other dereferences are listed with it."""
         region = ev.region
         cond = ev.guard if ev.guard is not None else z3.BoolVal(True)
-        model = ctx.find_model(st.pc, cond, ev.span)
+        guard_i = ctx.lia.translate(ev.guard) if ev.guard is not None else z3.BoolVal(True)
+        model = ctx.find_model(st.pc, cond, ev.span, guard_i)
         if model is None:
             return
         ctx.mark(key)
@@ -53,7 +54,6 @@ class BoundsCheck(Check):
             if ev.span != first.location and ev.span not in first.related:
                 first.related.append(ev.span)
             return
-        guard_i = ctx.lia.translate(ev.guard) if ev.guard is not None else z3.BoolVal(True)
         model = ctx.minimal(st.pc, cond, guard_i, model)
         action = "write through" if ev.write else "read through"
         origin = ""
@@ -99,7 +99,7 @@ class BoundsCheck(Check):
             cond = z3.And(ev.guard, cond)
         if _same_cause(ctx, st, cond, ev, key):
             return
-        model = ctx.find_model(st.pc, cond, ev.span)
+        model = ctx.find_model(st.pc, cond, ev.span, cond_i)
         if model is None:
             return
         ctx.mark(key)

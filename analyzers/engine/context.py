@@ -33,6 +33,10 @@ class Options:
     max_paths: int = 64
     max_call_depth: int = 24
     minimal_witness: bool = True
+    # A kernel whose analysis ran out the budget is skipped in a follow-up run of the instance, so
+    # the launches after it (other paths, other kernels) still get a verdict. How many such runs.
+    follow_ups: int = 2
+    skip_kernels: frozenset = frozenset()  # kernel instantiations a follow-up run does not enter
 
 
 @dataclass
@@ -77,11 +81,13 @@ class Context:
         self.start = time.perf_counter()
         self.paths = 0
         self._guided = None  # the last witness found at the integers' minimum
+        self.timed_out_in: str | None = None  # the kernel running when the budget ran out
 
     # ------------------------------------------------------------ budgets
 
     def tick(self) -> None:
         if time.perf_counter() - self.start > self.options.time_budget_s:
+            self.timed_out_in = self.kernel
             raise BudgetExceeded()
 
     # ------------------------------------------------------------ symbols

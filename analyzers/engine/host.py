@@ -315,6 +315,8 @@ class HostOps:
 
     def run_kernel(self, kernel: N.Function, e: N.Launch, host: State, grid: StructV, block: StructV,
                    smem: IntV, args: list) -> None:
+        if e.name in self.ctx.options.skip_kernels:
+            return  # a follow-up run: this kernel's analysis ran out the budget before
         kst = host.fork()
         # Threads run only under a valid configuration (invalid ones are the launch check's business).
         refined = {}

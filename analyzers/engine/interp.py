@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from .. import binding as B
 from ..findings import Inconclusive, InstanceResult
@@ -34,9 +35,52 @@ Interpreter._stmt.update(LoopOps._loop_stmts)
 def analyze(program: N.Program, fn: N.Function, inst: B.Instance, checks: list, options: Options | None = None,
             name: str = "", models: list[str] | None = None) -> InstanceResult:
     """Verify one instance: run the op ``fn`` with the instance's arguments and every kernel it
-    launches, and collect what the checks find."""
+    launches, and collect what the checks find.
+
+    When the budget runs out inside a kernel, the instance runs again (``options.follow_ups``
+    times at most, each with the full budget) without entering that kernel: the other launches, on
+    every path, still get their verdict, and the kernel that took the time alone is inconclusive.
+    Skipping it changes nothing else: what a kernel writes is never carried to later launches."""
+    options = options or Options()
+    result, stuck_in = _analyze_once(program, fn, inst, checks, options, name, models)
+    skipped: list[str] = []
+    while stuck_in is not None and len(skipped) < options.follow_ups:
+        skipped.append(stuck_in)
+        again = replace(options, skip_kernels=frozenset(skipped))
+        follow_up, next_stuck = _analyze_once(program, fn, inst, [type(c)() for c in checks], again, name, models)
+        _merge_follow_up(result, follow_up, stuck_in, options.time_budget_s)
+        stuck_in = next_stuck
+    return result
+
+
+def _merge_follow_up(result: InstanceResult, follow_up: InstanceResult, skipped: str, budget: float) -> None:
+    """Fold a follow-up run into the result: the budget that ran out is the skipped kernel's alone."""
+    for inc in result.inconclusive:
+        if inc.reason == "timeout" and inc.kernel is None:
+            inc.kernel = skipped
+            inc.detail = (f"the analysis of {skipped} ran past the instance's time budget of {budget:g} s "
+                          "(the op's other launches ran in a follow-up run that skipped it)")
+    keys = {f.key(): f for f in result.findings}
+    for f in follow_up.findings:
+        if f.key() in keys:
+            first = keys[f.key()]
+            first.related += [r for r in f.related if r not in first.related and r != first.location]
+        else:
+            result.findings.append(f)
+            keys[f.key()] = f
+    seen = {(i.reason, i.detail, i.span, i.kernel) for i in result.inconclusive}
+    result.inconclusive += [i for i in follow_up.inconclusive if (i.reason, i.detail, i.span, i.kernel) not in seen]
+    result.assumptions += [a for a in follow_up.assumptions if a not in result.assumptions]
+    result.kernels += [k for k in follow_up.kernels if k not in result.kernels]
+    result.seconds += follow_up.seconds
+    result.queries += follow_up.queries
+    result.verdict = "bug" if result.findings else "inconclusive" if result.inconclusive else "verified"
+
+
+def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: list, options: Options,
+                  name: str, models: list[str] | None) -> tuple[InstanceResult, str | None]:
     t0 = time.perf_counter()
-    ctx = Context(fn.display, options or Options(), checks, inst.model_fields, inst.dtype, inst.zero_config)
+    ctx = Context(fn.display, options, checks, inst.model_fields, inst.dtype, inst.zero_config)
     interp = Interpreter(program, ctx)
     result = InstanceResult(fn.display, name or fn.display, list(models or []), inst.dtype, "verified")
     try:
@@ -77,7 +121,7 @@ def analyze(program: N.Program, fn: N.Function, inst: B.Instance, checks: list, 
         result.verdict = "inconclusive"
     result.seconds = time.perf_counter() - t0
     result.queries = ctx.solver.stats.queries
-    return result
+    return result, ctx.timed_out_in
 
 
 __all__ = ["Interpreter", "analyze", "Options", "Inconclusive"]

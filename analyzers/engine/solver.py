@@ -30,27 +30,35 @@ class SolverStats:
 class Solver:
     timeout_ms: int = 10_000
     rlimit: int = 10_000_000  # about 10 s of bit-vector search on an idle core
+    attempts: int = 2  # searches with distinct seeds before a query is unknown
     stats: SolverStats = field(default_factory=SolverStats)
 
     def __post_init__(self):
         self._cache: dict[int, bool] = {}
         self._last_unknown = "unknown"
 
-    def _new(self, timeout_ms: int | None = None):
+    def _new(self, seed: int = 0):
         # A fresh solver per query: after push/pop z3 leaves its bit-blasting pipeline for the
         # incremental core, which is several times slower on these queries.
         s = z3.Tactic("qfbv").solver()
-        s.set("timeout", max(timeout_ms or self.timeout_ms, 60_000))
+        s.set("timeout", max(self.timeout_ms, 60_000))
         s.set("rlimit", self.rlimit)
+        s.set("random_seed", seed)
         return s
 
     def _check(self, constraints) -> tuple[z3.CheckSatResult, z3.ModelRef | None]:
-        s = self._new()
-        s.add(*constraints)
-        t = time.perf_counter()
-        r = s.check()
-        self.stats.seconds += time.perf_counter() - t
-        self.stats.queries += 1
+        # The SAT search's cost is heavy-tailed: the same query, its terms numbered differently
+        # (what ran before it in the process), takes from one to several times its median work.
+        # One more search with another seed makes a verdict near the limit far less a matter of luck.
+        for seed in range(self.attempts):
+            s = self._new(seed)
+            s.add(*constraints)
+            t = time.perf_counter()
+            r = s.check()
+            self.stats.seconds += time.perf_counter() - t
+            self.stats.queries += 1
+            if r != z3.unknown:
+                break
         if r == z3.unknown:
             why = s.reason_unknown() or "unknown"
             self._last_unknown = "its work limit was reached" if why in ("canceled", "timeout") or "resource" in why \

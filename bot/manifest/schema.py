@@ -102,6 +102,7 @@ class Options(Strict):
     query_timeout_ms: int = 10_000
     unroll_max: int = 16
     minimal_witness: bool = True
+    follow_ups: int = Field(default=2, ge=0, le=8)
 
 
 DEFAULT_DIMS = {"batch": DimRange(min=1, max=1000), "seq_len": DimRange(min=1, max=2_000_000)}
