@@ -206,6 +206,24 @@ def test_zero_config_splits_a_dispatch_on_a_dimension(tmp_path):
         assert (experts and not experts & {8, 64, 256}) if broken else not doc["findings"]
 
 
+def test_zero_config_splits_on_a_flag_the_host_branches_on(tmp_path):
+    """One instance per value of a flag the launcher branches on, each reaching its own kernel
+    alone; the finding's witness says which way the flag went."""
+    from analyzers.api import Workspace
+    for name, broken in (("flag_picks_launch_path.cu", False), ("flag_picks_launch_path_plain_overread.cu", True)):
+        repo = tmp_path / name
+        repo.mkdir()
+        (repo / "g.cu").write_text((FIXTURES / "host" / name).read_text())
+        ws = Workspace(repo)
+        op = ws.op("g.cu", "dequant_gemm_prep")
+        variants = ws.zero_config(op)
+        assert [label for label, _ in variants] == ["use_exllama=true", "use_exllama=false"]
+        reached = [ws.verify(op, inst).kernels for _, inst in variants]
+        assert reached == [["dequant_exllama_kernel<4>"], ["dequant_plain_kernel"]]
+        doc = json.loads(kernelvet("scan", str(repo), "--format", "json", "--no-cache").stdout)
+        assert [f["witness"]["use_exllama"] for f in doc["findings"]] == ([False] if broken else [])
+
+
 def test_a_file_that_does_not_parse_still_yields_a_verdict(tmp_path):
     repo = make_repo(tmp_path, CLEAN.replace("void op(", "void op(undeclared_type t, "))
     r = kernelvet("scan", str(repo))

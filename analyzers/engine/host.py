@@ -124,7 +124,11 @@ class HostOps:
             if isinstance(arg, B.ScalarArg) and arg.value is not None:
                 v = self.sym_int(arg.value, p.span)
                 if isinstance(ty, T.BoolType):
-                    return BoolV(v.bv != 0)
+                    # A named symbol equal to the value: the witness says which way the flag went.
+                    flag = self.ctx.symbol(p.name, z3.Bool(self.ctx.fresh_name(p.name)), "user")
+                    st.assume(lia.CURRENT.register(flag == (v.bv != 0),
+                                                   lia.CURRENT.translate(flag) == (ints.I(v) != 0)))
+                    return BoolV(flag)
                 # Python ints reach C++ through the op's schema (int64) or pybind11, which rejects values
                 # that do not fit: the argument is in range of the parameter's type.
                 x = v.bv
