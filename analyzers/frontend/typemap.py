@@ -44,6 +44,8 @@ OPAQUE_CLASSES = {
 }
 _SUGAR = {TK.ELABORATED, TK.TYPEDEF, TK.UNEXPOSED, TK.AUTO} | {getattr(TK, n) for n in ('ATTRIBUTED', 'BTFTAGATTRIBUTED') if hasattr(TK, n)}
 _QUAL = re.compile(r"\b(const|volatile|__restrict|restrict|struct|class|union|enum)\b\s*")
+# Standard classes whose shims the engine runs as plain structs; the other std:: classes are opaque.
+STD_RECORDS = ("std::array", "std::pair", "std::tuple", "std::integer_sequence", "std::nullopt_t")
 
 
 def clean_spelling(spelling: str) -> str:
@@ -128,8 +130,9 @@ class TypeMapper:
             return T.OpaqueType(spelling, OPAQUE_CLASSES[base], max(t.get_size(), 0), max(t.get_align(), 1))
         if base in ("std::optional", "c10::optional"):
             return T.OpaqueType(spelling, "optional", max(t.get_size(), 0), 8)
-        # std::nullopt_t stays a (field-less) struct: std::optional's model recognises it by type.
-        if base.startswith("std::") and base not in ("std::array", "std::pair", "std::nullopt_t"):
+        # std::nullopt_t stays a (field-less) struct: std::optional's model recognises it by type; the
+        # tuple shim (fields _M_head, _M_tail) is plain code the engine runs (tuple_cat, std::apply).
+        if base.startswith("std::") and base not in STD_RECORDS:
             return T.OpaqueType(spelling, "std", max(t.get_size(), 0), max(t.get_align(), 1))
         if spelling in self._records:
             return self._records[spelling]
