@@ -190,6 +190,8 @@ def run_files(root: Path, files: list[str], planned: dict, budget: float, jobs: 
     shards: dict = collections.defaultdict(list)  # file -> results of its shards
     expected: dict = {rel: 1 for rel in files}
     results = []
+    from analyzers.engine.context import Options
+    per_instance = budget * 2 * (1 + Options().follow_ups)  # twice the budget of each run, for slack
     while pending or running:
         while pending and len(running) < jobs:
             rel, shard = pending.pop(0)
@@ -199,8 +201,9 @@ def run_files(root: Path, files: list[str], planned: dict, budget: float, jobs: 
             proc.start()
             send.close()
             # A file's limit: every instance at its budget, plus parsing. Instances are unknown up
-            # front, so the limit grows with each instance the worker reports.
-            running[(rel, shard)] = {"proc": proc, "recv": recv, "deadline": time.monotonic() + 120 + budget * 2,
+            # front, so the limit grows with each instance the worker reports. An instance may run
+            # its budget once more per follow-up run (a kernel that took the whole budget skipped).
+            running[(rel, shard)] = {"proc": proc, "recv": recv, "deadline": time.monotonic() + 120 + per_instance,
                                      "done": None}
         time.sleep(0.05)
         for (rel, shard), r in list(running.items()):
@@ -208,7 +211,7 @@ def run_files(root: Path, files: list[str], planned: dict, budget: float, jobs: 
                 while r["recv"].poll():
                     msg = r["recv"].recv()
                     if "progress" in msg:
-                        r["deadline"] = time.monotonic() + budget * 2 + 30
+                        r["deadline"] = time.monotonic() + per_instance + 30
                         if verbose:
                             print(f"  {rel}: {msg['progress']}", file=sys.stderr)
                     elif "split" in msg:
