@@ -94,6 +94,7 @@ def verify_file(root: str, rel: str, planned: list, budget: float, out, defines:
         return
     result["errors"] = len(unit.parsed.errors)
     result["kernels"] = _kernels(unit.parsed, Path(root), qualified_name)
+    out.send({"parsed": {"errors": result["errors"], "kernels": result["kernels"]}})
     by_op = collections.defaultdict(list)
     for p in planned:
         by_op[p.launcher].append(p)
@@ -134,7 +135,7 @@ def verify_file(root: str, rel: str, planned: list, budget: float, out, defines:
                      "inconclusive": [{"reason": "internal-error", "detail": f"{type(exc).__name__}: {exc}",
                                        "at": "", "kernel": None}]}
         result["instances"].append(entry)
-        out.send({"progress": label})
+        out.send({"progress": label, "entry": entry})  # kept if the worker is killed later
     # Kernels are lowered when a path reaches their launch: list them once the instances ran.
     for o in result["ops"]:
         if "error" not in o:
@@ -204,14 +205,17 @@ def run_files(root: Path, files: list[str], planned: dict, budget: float, jobs: 
             # front, so the limit grows with each instance the worker reports. An instance may run
             # its budget once more per follow-up run (a kernel that took the whole budget skipped).
             running[(rel, shard)] = {"proc": proc, "recv": recv, "deadline": time.monotonic() + 120 + per_instance,
-                                     "done": None}
+                                     "done": None, "parsed": None, "finished": []}
         time.sleep(0.05)
         for (rel, shard), r in list(running.items()):
             try:
                 while r["recv"].poll():
                     msg = r["recv"].recv()
-                    if "progress" in msg:
+                    if "parsed" in msg:
+                        r["parsed"] = msg["parsed"]
+                    elif "progress" in msg:
                         r["deadline"] = time.monotonic() + per_instance + 30
+                        r["finished"].append(msg["entry"])
                         if verbose:
                             print(f"  {rel}: {msg['progress']}", file=sys.stderr)
                     elif "split" in msg:
@@ -229,13 +233,22 @@ def run_files(root: Path, files: list[str], planned: dict, budget: float, jobs: 
                 else:
                     why = f"the worker exited with code {r['proc'].exitcode}"
                 r["proc"].join(5)
-                shards[rel].append(r["done"] or {"file": rel, "fatal": why, "kernels": [], "ops": [], "instances": [],
-                                                 "shard": list(shard)})
+                shards[rel].append(r["done"] or _lost(rel, shard, why, r["parsed"], r["finished"]))
                 del running[(rel, shard)]
                 if len(shards[rel]) == expected[rel]:
                     results.append(merge_shards(shards.pop(rel)))
                     print(f"[{len(results)}/{len(files)}] {rel}", file=sys.stderr)
     return results
+
+
+def _lost(rel: str, shard: tuple, why: str, parsed: dict | None, finished: list) -> dict:
+    """The result of a worker that never sent its own: fatal, unless it had finished instances,
+    which stand (the kernels only the unfinished ones reach are not reached, and say why)."""
+    if parsed is None or not finished:
+        return {"file": rel, "fatal": why, "kernels": [], "ops": [], "instances": [], "shard": list(shard)}
+    ops = [{"op": o, "lowered": []} for o in dict.fromkeys(e["op"] for e in finished)]
+    return {"file": rel, "errors": parsed["errors"], "kernels": parsed["kernels"], "ops": ops,
+            "instances": finished, "shard": list(shard), "cut_short": f"{why} after {len(finished)} instances"}
 
 
 def merge_shards(parts: list[dict]) -> dict:
@@ -254,6 +267,9 @@ def merge_shards(parts: list[dict]) -> dict:
             else:
                 ops.setdefault(o["op"], dict(o))
     merged["ops"] = list(ops.values())
+    cut = [p["cut_short"] for p in ok if p.get("cut_short")]
+    if cut:
+        merged["cut_short"] = "; ".join(cut)
     failed = [p for p in parts if "fatal" in p]
     if failed:
         merged["shard_failures"] = [f"shard {p['shard'][0]}: {p['fatal']}" for p in failed]
@@ -318,6 +334,8 @@ def summarise(results: list[dict]) -> tuple[list[KernelRow], dict]:
 
 
 def _not_reached_reason(res: dict, name: str) -> str:
+    if res.get("cut_short"):
+        return f"the file's worker was {res['cut_short']}"
     errors = [o for o in res["ops"] if "error" in o]
     if not res["ops"]:
         return "no op of the file reaches a launch"
@@ -455,7 +473,8 @@ def print_report(rows: list[KernelRow], results: list[dict], files: list[str], s
     print()
     print(f"files: {len(files)} in scope ({', '.join(f'{n} {why}' for why, n in skipped.items()) or 'none'} skipped); "
           f"{sum(1 for r in results if 'fatal' in r)} failed as a whole"
-          + "".join(f"; {r['file']}: {why}" for r in results for why in r.get("shard_failures", [])))
+          + "".join(f"; {r['file']}: {why}" for r in results for why in r.get("shard_failures", []))
+          + "".join(f"; {r['file']}: {r['cut_short']}" for r in results if r.get("cut_short")))
     print(f"kernels: {total}; verified {counts['verified']}, bug {counts['bug']}, inconclusive {counts['inconclusive']}, "
           f"not reached {counts['not reached']}; verified or bug: {decided}/{total} = {100 * decided / max(total, 1):.0f}%")
     dead = sum(1 for r in rows if r.reason.startswith("dead code"))
