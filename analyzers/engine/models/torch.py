@@ -122,14 +122,21 @@ def storage(interp, st, t: TensorV, esize: int):
     return lz.regions[esize]
 
 
-def pin_dtype(interp, st, t: TensorV, pointee: T.Type, call) -> None:
-    """data_ptr<T>() on a zero-config tensor: from here on the path has a dtype that T accepts."""
-    codes = [c for name, c in SCALAR_TYPES.items() if _accepts(name, pointee)]
+def pin_dtype(interp, st, t: TensorV, pointee: T.Type, call, strict: bool = True) -> None:
+    """data_ptr<T>() on a zero-config tensor: from here on the path has a dtype that T accepts.
+    Not ``strict`` (a C cast of the untyped pointer, which torch does not check): a dtype of T's size
+    (a bf16 tensor read as `half*`), and none if the path already excludes them all."""
+    if strict:
+        codes = [c for name, c in SCALAR_TYPES.items() if _accepts(name, pointee)]
+    else:
+        codes = [c for name, c in SCALAR_TYPES.items() if DTYPE_SIZES.get(name) == pointee.size]
     code = t.lazy.code
     from .. import lia
     cond = lia.CURRENT.register(z3.Or(*[code.bv == c for c in codes]) if codes else z3.BoolVal(False),
                                 z3.Or(*[ints.I(code) == c for c in codes]) if codes else None)
     if not interp.ctx.feasible(st.pc, cond):
+        if not strict:
+            return
         raise PathEnd("abort", f"data_ptr<{pointee.name}>() on a tensor of another dtype raises", call.span)
     st.assume(cond)
 
@@ -288,6 +295,9 @@ def data_ptr(interp, st, call, this, args):
     if t.lazy is not None:
         if not isinstance(pointee, T.VoidType):
             pin_dtype(interp, st, t, pointee, call)
+        elif getattr(interp, "cast_pointee", None) is not None and interp.cast_pointee[0] is call:
+            # `(const half*)x.data_ptr()`: the cast says the element type, without torch's check.
+            pin_dtype(interp, st, t, interp.cast_pointee[1], call, strict=False)
         k = pinned_size(interp, st, t)
         if k is not None:
             region, esize = storage(interp, st, t, k), k
