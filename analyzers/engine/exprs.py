@@ -391,7 +391,7 @@ class ExprOps:
         if isinstance(to, T.VoidType):
             self.eval(e.operand, st)
             return OpaqueV("void")
-        outer, self.cast_pointee = getattr(self, "cast_pointee", None), _element_cast(e, to)
+        outer, self.cast_pointee = self.cast_pointee, _element_cast(e, to)
         try:
             v = self.eval(e.operand, st)
         finally:
@@ -554,20 +554,18 @@ def _zero(ty: T.Type) -> Val:
 __all__ = ["ExprOps", "index_to_int64"]
 
 
-DATA_PTR = ("::data_ptr", "::mutable_data_ptr", "::const_data_ptr")
-
-
 def _element_cast(e: N.Cast, to: T.Type) -> tuple[N.Call, T.Type] | None:
     """The element type an untyped ``data_ptr()`` is cast to (``(const half*)a.data_ptr()``), when it
     is a number of two bytes or more: the launcher's statement of the tensor's element type, which
     a zero-config tensor takes as ``data_ptr<half>()`` would. Byte views (``char*``) and vector
-    types (``int4*``) say nothing of the element type."""
+    types (``int4*``) say nothing of the element type. Any call returning ``void*`` qualifies here:
+    only the data_ptr() model reads the hint, and only for the very call it is given."""
     if not isinstance(to, T.PtrType) or not isinstance(to.pointee, (T.IntType, T.FloatType)) or to.pointee.size < 2:
         return None
     inner = e.operand
     while isinstance(inner, N.Cast) and inner.kind == "implicit":
         inner = inner.operand
-    if isinstance(inner, N.Call) and inner.name.endswith(DATA_PTR) and not inner.args \
-            and isinstance(T.strip_ref(inner.ty), T.PtrType) and isinstance(T.strip_ref(inner.ty).pointee, T.VoidType):
+    if isinstance(inner, N.Call) and isinstance(T.strip_ref(inner.ty), T.PtrType) \
+            and isinstance(T.strip_ref(inner.ty).pointee, T.VoidType):
         return inner, to.pointee  # the call itself: another data_ptr() evaluated on the way is not cast
     return None

@@ -24,6 +24,7 @@ class Interpreter(MemoryOps, ExprOps, StmtOps, LoopOps, CallOps, HostOps):
         self._statics: dict = {}
         self._shapes: dict = {}
         self.null_region = self.new_region("null", "nullptr", 0)
+        self.cast_pointee = None  # (untyped data_ptr() call, element type) of the cast being evaluated
 
 
 Interpreter._rv = dict(ExprOps._rv)

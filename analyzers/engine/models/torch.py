@@ -295,7 +295,7 @@ def data_ptr(interp, st, call, this, args):
     if t.lazy is not None:
         if not isinstance(pointee, T.VoidType):
             pin_dtype(interp, st, t, pointee, call)
-        elif getattr(interp, "cast_pointee", None) is not None and interp.cast_pointee[0] is call:
+        elif interp.cast_pointee is not None and interp.cast_pointee[0] is call:
             # `(const half*)x.data_ptr()`: the cast says the element type, without torch's check.
             pin_dtype(interp, st, t, interp.cast_pointee[1], call, strict=False)
         k = pinned_size(interp, st, t)
