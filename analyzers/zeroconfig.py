@@ -128,6 +128,11 @@ def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
                     if k is not None:
                         # size(-1) names the last of at least two dims (rows of hidden elements).
                         u.rank = max(u.rank, k + 1 if k >= 0 else 1 - k)
+                elif method == "flatten":
+                    # x.flatten(2, -1): dims 2.. exist (a smaller x raises)
+                    ks = [k for k in (_int_literal(a) for a in node.args) if k is not None and k >= 0]
+                    if ks:
+                        u.rank = max(u.rank, max(ks) + 1)
             elif isinstance(node, N.Binary) and node.op == "==":
                 for a, b in ((node.lhs, node.rhs), (node.rhs, node.lhs)):
                     call = _strip(a)

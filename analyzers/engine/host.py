@@ -419,7 +419,10 @@ class HostOps:
         key = ("static", v.id)
         if key not in self._statics:
             kind = "constant" if v.storage == "constant" else "global"
-            self._statics[key] = self.new_region(kind, v.name, max(v.ty.size, 0), v.span)
+            # A const static holds what its one initialization stored (see ex_decl).
+            tracked = v.storage == "static" and v.const
+            self._statics[key] = self.new_region(kind, v.name, max(v.ty.size, 0), v.span, tracked=tracked,
+                                                 align=max(v.ty.align, 1) if tracked else 16)
         return self._statics[key]
 
     def global_loc(self, e: N.Global, st: State):

@@ -87,8 +87,12 @@ class StmtOps:
         again = getattr(self, "_decl_again", None)
         region = again[1] if again is not None and again[0] == v.id else self.decl_region(v, st)
         st.frame.vars[v.id] = region
-        if v.storage in ("shared", "extern_shared", "static", "constant", "global"):
-            return [st]  # shared memory has no initializer; statics keep one value for all threads
+        if v.storage in ("shared", "extern_shared", "static", "constant", "global") \
+                and not (v.storage == "static" and v.const and s.init is not None and not st.content(region)):
+            # Shared memory has no initializer; statics keep one value for all threads and calls.
+            # A const static's first initialization is the value every call sees
+            # (`static const std::string kv_cache_dtype = "fp8_e4m3"`).
+            return [st]
         init = s.init
         loc = Loc(region, const_int(0, T.INT64), v.ty)
         if isinstance(v.ty, T.RefType):

@@ -260,7 +260,8 @@ class Lowerer:
             elif c.storage_class == ci.StorageClass.STATIC:
                 storage = "static"
         self._next_var += 1
-        v = N.VarDecl(self._next_var, c.spelling, self.types(c.type), storage, span=self.span(c))
+        v = N.VarDecl(self._next_var, c.spelling, self.types(c.type), storage, span=self.span(c),
+                      const=c.type.is_const_qualified())
         self._vars[ident] = v
         return v
 

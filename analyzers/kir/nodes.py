@@ -45,6 +45,7 @@ class VarDecl(Node):
     ty: Type
     storage: str = "local"  # local | param | shared | extern_shared | static | global | constant
     span: Span = _span()
+    const: bool = False  # the object itself is const-qualified
 
 
 # ---------------------------------------------------------------- expressions

@@ -406,12 +406,26 @@ def narrow(interp, st, call, this, args):
 
 @model("at::Tensor::flatten")
 def flatten(interp, st, call, this, args):
-    return _flatten(tensor_of(interp, st, this, call), call)
+    return _flatten(tensor_of(interp, st, this, call), call, args, st)
 
 
-def _flatten(t: TensorV, call) -> TensorV:
-    n = numel(t, call.span)
-    return TensorV(t.name, (n,), (const_int(1, T.INT64),), t.dtype, t.region, t.offset, t.lazy, t.cpu)
+def _flatten(t: TensorV, call, dims_args=(), st=None) -> TensorV:
+    """``x.flatten(start, end)``: dims start..end become one; the others stay (a view, as
+    torch gives for the contiguous tensors kernels read)."""
+    ks = [_int_arg(a, call) for a in dims_args[:2]]
+    start, end = (ks + [0, -1][len(ks):])[:2]
+    if not t.dims:
+        return TensorV(t.name, (const_int(1, T.INT64),), (const_int(1, T.INT64),), t.dtype, t.region, t.offset,
+                       t.lazy, t.cpu)
+    start, end = _dim_index(t, start, st, call), _dim_index(t, end, st, call)
+    if start > end:
+        raise PathEnd("abort", f"{call.name}: start_dim after end_dim raises", call.span)
+    merged = numel(TensorV(t.name, t.dims[start:end + 1], t.strides[start:end + 1], t.dtype, t.region), call.span)
+    dims = t.dims[:start] + (merged,) + t.dims[end + 1:]
+    strides = t.strides[:start] + (t.strides[end],) + t.strides[end + 1:]
+    if start == 0 and end == len(t.dims) - 1:
+        strides = (const_int(1, T.INT64),)
+    return TensorV(t.name, dims, strides, t.dtype, t.region, t.offset, t.lazy, t.cpu)
 
 
 def contiguous_strides(dims, span) -> tuple:
@@ -635,7 +649,7 @@ def stable_copy(interp, st, call, this, args):
 
 @model("torch::stable::flatten")
 def stable_flatten(interp, st, call, this, args):
-    return _flatten(arg_tensor(interp, st, args[0], call), call)
+    return _flatten(arg_tensor(interp, st, args[0], call), call, args[1:], st)
 
 
 @model("torch::stable::zero_", "torch::stable::fill_", "torch::stable::copy_")
