@@ -427,6 +427,17 @@ class ExprOps:
                 return self.null_ptr(to, span)
             if isinstance(v, (FuncV, OpaqueV)):
                 return v
+            region = self.region_of_address(v.bv) if isinstance(v, IntV) and v.ty.bits == 64 else None
+            if region is not None:
+                # An address computed from a pointer and turned back (rounded up to an alignment):
+                # the same object, at the integer's distance from its base.
+                base = self.region_base(region, st)
+                if _moves_with(v.bv, base, region.align):
+                    off = z3.simplify(z3.substitute(v.bv, (base, z3.BitVecVal(0, 64))))
+                else:
+                    off = v.bv - base
+                iv = v.iv - self.region_base_int(region) if v.iv is not None else None
+                return PtrV(region, IntV(T.INT64, off, T.INT64.min, T.INT64.max, iv=iv), to.pointee)
             raise PathEnd("stuck", "an integer converted to a pointer", span)
         return v
 
@@ -569,3 +580,40 @@ def _element_cast(e: N.Cast, to: T.Type) -> tuple[N.Call, T.Type] | None:
             and isinstance(T.strip_ref(inner.ty).pointee, T.VoidType):
         return inner, to.pointee  # the call itself: another data_ptr() evaluated on the way is not cast
     return None
+
+
+def _moves_with(e: z3.BitVecRef, base: z3.BitVecRef, align: int) -> bool:
+    """Whether ``e(base + align*t) == e(base) + align*t`` for every t: sums with base-free terms and
+    masks that clear only bits below the alignment (``(addr + 15) & ~15``). Then ``e - base`` is
+    ``e`` at base 0, a term without the address (base is a multiple of ``align``)."""
+    if z3.eq(e, base):
+        return True
+    if not _mentions(e, base):
+        return False
+    kind = e.decl().kind() if z3.is_app(e) else None
+    kids = e.children()
+    if kind == z3.Z3_OP_BADD:
+        moving = [k for k in kids if _mentions(k, base)]
+        return len(moving) == 1 and _moves_with(moving[0], base, align)
+    if kind == z3.Z3_OP_BSUB and len(kids) == 2:
+        return not _mentions(kids[1], base) and _moves_with(kids[0], base, align)
+    if kind == z3.Z3_OP_BAND:
+        masks = [k for k in kids if z3.is_bv_value(k)]
+        rest = [k for k in kids if not z3.is_bv_value(k)]
+        full = (1 << e.size()) - 1
+        return len(rest) == 1 and all((m.as_long() | (align - 1)) == full for m in masks) \
+            and _moves_with(rest[0], base, align)
+    return False
+
+
+def _mentions(e: z3.ExprRef, x: z3.ExprRef) -> bool:
+    todo, seen = [e], set()
+    while todo:
+        a = todo.pop()
+        if a.get_id() in seen:
+            continue
+        seen.add(a.get_id())
+        if z3.eq(a, x):
+            return True
+        todo.extend(a.children())
+    return False

@@ -455,10 +455,27 @@ class HostOps:
             constraint = lia.CURRENT.register(z3.And(z3.UGT(base, 0), z3.URem(base, region.align) == 0, z3.ULT(base, 1 << 48)),
                                               base_iv % region.align == 0)
             self._statics[key] = (base, constraint, base_iv)
+            self._statics[("address", name)] = region
         base, constraint, _ = self._statics[key]
         if not any(c is constraint for c in st.pc):
             st.assume(constraint)
         return base
+
+    def region_of_address(self, bv: z3.BitVecRef) -> Region | None:
+        """The one object whose address an integer was computed from (``(uintptr_t)p + 15 & ~15``),
+        or None when it names no address or several."""
+        found, seen, todo = set(), set(), [bv]
+        while todo:
+            e = todo.pop()
+            if e.get_id() in seen:
+                continue
+            seen.add(e.get_id())
+            if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+                region = self._statics.get(("address", e.decl().name()))
+                if region is not None:
+                    found.add(region)
+            todo.extend(e.children())
+        return found.pop() if len(found) == 1 else None
 
     def region_base_int(self, region: Region):
         return self._statics[("base", region.id)][2]
