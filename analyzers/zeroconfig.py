@@ -35,6 +35,7 @@ class Limits:
     max_numel: int = 1 << 35  # elements of one tensor (64 GiB of 2-byte elements)
     scalar_lo: int = 0
     scalar_hi: int = 65_536
+    max_instances: int = 12  # per op: dispatch cases x flag values x optionals, covered (see _cover)
 
 
 @dataclass
@@ -216,7 +217,8 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
     flags = branched_flags(program, fn)[:2]
     settings = [dict(zip(flags, values)) for values in itertools.product((True, False), repeat=len(flags))]
     out = []
-    for (label, absent), (pinned, what), flag_values in itertools.product(variants, choices, settings):
+    combos = _cover(list(itertools.product(variants, choices, settings)), limits.max_instances)
+    for (label, absent), (pinned, what), flag_values in combos:
         args, dims, constraints = [], [], []
         for p in fn.params:
             arg = _argument(p, uses, limits, dims, constraints, absent, sentinels)
@@ -236,6 +238,24 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
         flag_text = ", ".join(f"{k}={'true' if v else 'false'}" for k, v in flag_values.items())
         out.append((", ".join(x for x in (what, flag_text, label) if x), inst))
     return out
+
+
+def _cover(combos: list[tuple], cap: int) -> list[tuple]:
+    """At most ``cap`` of the combinations (variant, dispatch case, flag values), chosen so that
+    every value of each factor is in one of them: the first combination of each new value, then
+    the rest in order up to the cap."""
+    if len(combos) <= cap:
+        return combos
+    keys = [tuple(repr(x) for x in c) for c in combos]
+    seen: list[set] = [set() for _ in keys[0]]
+    picked = []
+    for i, k in enumerate(keys):
+        if any(v not in seen[j] for j, v in enumerate(k)):
+            picked.append(i)
+            for j, v in enumerate(k):
+                seen[j].add(v)
+    picked += [i for i in range(len(combos)) if i not in picked][:max(0, cap - len(picked))]
+    return [combos[i] for i in sorted(picked)]
 
 
 def branched_flags(program: N.Program, fn: N.Function) -> list[str]:

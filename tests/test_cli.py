@@ -224,6 +224,45 @@ def test_zero_config_splits_on_a_flag_the_host_branches_on(tmp_path):
         assert [f["witness"]["use_exllama"] for f in doc["findings"]] == ([False] if broken else [])
 
 
+CASES_AND_FLAG = """
+#include <torch/all.h>
+__global__ void scale_rows_kernel(float* x, int n, int bits, bool round) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = round ? x[i] * bits : x[i] + bits;
+}
+void scale_rows(torch::Tensor& x, int64_t bits, bool round) {
+  const int n = x.numel();
+  if (round) {
+    TORCH_CHECK(n > 0);
+  }
+  switch (bits) {
+    case 2: case 3: case 4: case 8:
+      scale_rows_kernel<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), n, bits, round);
+      break;
+    default:
+      TORCH_CHECK(false, "bits");
+  }
+}
+"""
+
+
+def test_zero_config_caps_instances_and_still_covers_each_case_and_flag(tmp_path):
+    """A dispatch (4 cases and the rest) times a flag is 10 instances; under a cap of 6 the op still
+    runs every case and both flag values."""
+    from analyzers import zeroconfig
+    from analyzers.api import Workspace
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "s.cu").write_text(CASES_AND_FLAG)
+    ws = Workspace(repo)
+    op = ws.op("s.cu", "scale_rows")
+    assert len(ws.zero_config(op)) == 10
+    labels = [label for label, _ in ws.zero_config(op, zeroconfig.Limits(max_instances=6))]
+    assert len(labels) == 6
+    for case in ("bits=2", "bits=3", "bits=4", "bits=8", "bits another value", "round=true", "round=false"):
+        assert any(case in label.split(", ") for label in labels), (case, labels)
+
+
 def test_a_file_that_does_not_parse_still_yields_a_verdict(tmp_path):
     repo = make_repo(tmp_path, CLEAN.replace("void op(", "void op(undeclared_type t, "))
     r = kernelvet("scan", str(repo))
