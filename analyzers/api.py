@@ -12,9 +12,10 @@ from .engine.context import Options
 from .engine.interp import analyze
 from .findings import InstanceResult
 from .frontend import discover
+from .frontend.crosstu import CrossTU
 from .frontend.includes import IncludeGraph, IncludeResolver
 from .frontend.lower import Lowerer
-from .frontend.parse import ParseConfig, ParsedFile, parse_file
+from .frontend.parse import ParseConfig, ParsedFile, ParseError, parse_file
 from .frontend.typemap import qualified_name
 from .kir import nodes as N
 
@@ -54,7 +55,9 @@ class Workspace:
         self.cfg = ParseConfig(self.root, [Path(d) for d in include_dirs], dict(defines or {}), arch, std)
         self.resolver = IncludeResolver(self.root, self.cfg.search_dirs())
         self._units: dict[Path, Unit] = {}
+        self._variants: dict[tuple, Unit | None] = {}  # a file parsed with lines appended (crosstu)
         self._ops: dict[tuple, LoweredOp] = {}
+        self.crosstu = CrossTU(self)
 
     def path(self, file: str | Path) -> Path:
         p = Path(file)
@@ -66,8 +69,27 @@ class Workspace:
             if not path.is_file():
                 raise OpNotFound(f"{file}: no such file in the workspace")
             parsed = parse_file(path, self.cfg, self.resolver)
-            self._units[path] = Unit(parsed, Lowerer(parsed, self.root))
+            self._units[path] = Unit(parsed, self._lowerer(parsed))
         return self._units[path]
+
+    def unit_with(self, file: str | Path, text: str) -> Unit | None:
+        """``file`` parsed with ``text`` as its content (its own lines and appended ones), or None
+        when libclang cannot parse it."""
+        key = (self.path(file), text)
+        if key not in self._variants:
+            try:
+                parsed = parse_file(self.path(file), self.cfg, self.resolver, text)
+            except ParseError:
+                parsed = None
+            self._variants[key] = Unit(parsed, self._lowerer(parsed)) if parsed is not None else None
+        return self._variants[key]
+
+    def _lowerer(self, parsed: ParsedFile) -> Lowerer:
+        # Each translation unit numbers its variables apart: a function lowered in another unit
+        # runs in the same op (crosstu), and the engine keys frames and statics by variable id.
+        base = (len(self._units) + len(self._variants) + 1) * 10_000_000
+        return Lowerer(parsed, self.root, var_base=base,
+                       external=lambda decl: self.crosstu.resolve(parsed, decl))
 
     def include_graph(self, file: str | Path) -> IncludeGraph:
         return self.resolver.graph(self.path(file))
@@ -94,7 +116,8 @@ class Workspace:
     def entry_points(self, file: str) -> list[str]:
         """The ops of a file when no manifest names them (see discover.entry_points)."""
         unit = self.unit(file)
-        return [qualified_name(c) for c in discover.entry_points(unit.parsed.tu, unit.parsed.path)]
+        external = lambda decl: self.crosstu.definition(unit.parsed.path, decl)  # noqa: E731
+        return [qualified_name(c) for c in discover.entry_points(unit.parsed.tu, unit.parsed.path, external)]
 
     def zero_config(self, op: LoweredOp, limits: zeroconfig.Limits | None = None) -> list[tuple[str, B.Instance]]:
         """Instances of an op without a binding: symbolic shapes, dtypes and scalars."""

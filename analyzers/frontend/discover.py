@@ -150,6 +150,11 @@ def is_launch(node: ci.Cursor) -> bool:
     if node.spelling in LAUNCH_FUNCTIONS:
         return True
     kids = list(node.get_children())
+    if not node.spelling and kids and kids[0].kind in (CK.DECL_REF_EXPR, CK.OVERLOADED_DECL_REF):
+        # In a template's own body a dependent call names no function: its first token does.
+        first = next(iter(kids[0].get_tokens()), None)
+        if first is not None and first.spelling in LAUNCH_FUNCTIONS:
+            return True
     return len(kids) >= 2 and kids[1].kind == CK.CALL_EXPR and kids[1].spelling in _CONFIG_CALLS
 
 
@@ -157,8 +162,9 @@ class LaunchReach:
     """Which host functions reach a kernel launch, directly or through the functions (templates,
     lambdas) they call. Memoised per definition."""
 
-    def __init__(self):
+    def __init__(self, external=None):
         self._memo: dict[str, bool] = {}
+        self.external = external  # declaration -> its definition in another file (crosstu), or None
 
     def reaches(self, c: ci.Cursor) -> bool:
         defn = c.get_definition() or c
@@ -176,9 +182,16 @@ class LaunchReach:
             if node.kind in (CK.CALL_EXPR, CK.DECL_REF_EXPR):
                 ref = node.referenced
                 if ref is not None and ref.kind in (CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE) \
-                        and not _is_kernel(ref) and self._has_body(ref) and self.reaches(ref):
-                    found = True
-                    break
+                        and not _is_kernel(ref):
+                    if self._has_body(ref):
+                        if self.reaches(ref):
+                            found = True
+                            break
+                    elif self.external is not None and ref.kind in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE):
+                        other = self.external(ref)
+                        if other is not None and self.reaches(other):
+                            found = True
+                            break
         self._memo[key] = found
         return found
 
@@ -188,11 +201,12 @@ class LaunchReach:
         return defn is not None and any(ch.kind == CK.COMPOUND_STMT for ch in defn.get_children())
 
 
-def entry_points(tu: ci.TranslationUnit, main_file: Path) -> list[ci.Cursor]:
+def entry_points(tu: ci.TranslationUnit, main_file: Path, external=None) -> list[ci.Cursor]:
     """The ops of ``main_file`` when no manifest names them: host functions defined there that reach
     a kernel launch and that no other such function of the file calls (the torch op, a plain CUDA
-    ``main``). Templates are reached through their callers, never entry points themselves."""
-    reach = LaunchReach()
+    ``main``). Templates are reached through their callers, never entry points themselves.
+    ``external``: finds a definition in another file for a function this one only declares."""
+    reach = LaunchReach(external)
     # The shims' registration bodies (TORCH_LIBRARY's) name the ops without calling them: not ops.
     candidates = [c for c in function_definitions(tu, main_file)
                   if not _is_kernel(c) and not _is_device_only(c) and not c.spelling.startswith("__kernelvet_")

@@ -53,8 +53,10 @@ def _unwrap(c: ci.Cursor) -> ci.Cursor:
 
 
 class Lowerer:
-    def __init__(self, parsed: ParsedFile, workspace: Path):
+    def __init__(self, parsed: ParsedFile, workspace: Path, var_base: int = 0, external=None):
         self.parsed = parsed
+        # A declaration without a body here -> (lowerer, definition) of another file, or None.
+        self.external = external
         self.workspace = workspace.resolve()
         self.types = TypeMapper()
         self.program = N.Program()
@@ -62,7 +64,7 @@ class Lowerer:
         self._pending: dict[str, tuple] = {}
         self._vars: dict[tuple, N.VarDecl] = {}
         self._local_statics: dict[tuple, N.VarDecl] = {}
-        self._next_var = 0
+        self._next_var = var_base
         self._keys: dict[tuple, str] = {}
         self._closures: dict[int, str] = {}
         self._lambda_count: dict[str, int] = {}
@@ -167,7 +169,7 @@ class Lowerer:
             if ch.kind == CK.COMPOUND_STMT:
                 body = ch
         if body is None:
-            return None
+            return self._external(defn)
         key = self.key_of(defn)
         functions = self.program.functions
         if key in functions or key in self._stack:
@@ -176,6 +178,21 @@ class Lowerer:
         # instantiations costs only those a verification runs.
         self._pending[key] = (defn, body)
         functions.pending[key] = any(ch.kind == CK.CUDAGLOBAL_ATTR for ch in defn.get_children())
+        return key
+
+    def _external(self, decl: ci.Cursor) -> str | None:
+        """A function declared here and defined in another file of the repository: lowered by
+        that file's lowerer, its program linked to this one (its callees and globals)."""
+        if self.external is None or decl.kind not in (CK.FUNCTION_DECL, CK.CXX_METHOD):
+            return None
+        hit = self.external(decl)
+        if hit is None:
+            return None
+        other, defn = hit
+        key = other.function(defn)
+        if key is None:
+            return None
+        self.program.link(other.program)
         return key
 
     def _load(self, key: str) -> None:

@@ -86,11 +86,16 @@ def clang_args(cfg: ParseConfig) -> list[str]:
     return args
 
 
-def parse_file(path: Path, cfg: ParseConfig, resolver: IncludeResolver | None = None) -> ParsedFile:
+def parse_file(path: Path, cfg: ParseConfig, resolver: IncludeResolver | None = None,
+               text: str | None = None) -> ParsedFile:
+    """``text``: the main file's content to parse instead of what is on disk (the same lines,
+    with lines appended)."""
     path = path.resolve()
     resolver = resolver or IncludeResolver(cfg.workspace, cfg.search_dirs())
     graph = resolver.graph(path)
     unsaved = list(graph.overrides.items())
+    if text is not None:
+        unsaved = [(f, t) for f, t in unsaved if Path(f).resolve() != path] + [(str(path), text)]
     try:
         # No PARSE_INCOMPLETE: it skips the end-of-file template instantiation that gives kernels
         # their instantiated bodies.

@@ -377,11 +377,17 @@ class LazyFunctions(dict):
         super().__init__()
         self.pending: dict[str, bool] = {}
         self.loader = loader
+        self.linked: list[LazyFunctions] = []  # other translation units' functions (crosstu)
 
     def __missing__(self, key):
         if key in self.pending and self.loader is not None:
             self.loader(key)
             return dict.__getitem__(self, key)
+        for other in self.linked:
+            if key in other:
+                fn = other[key]
+                dict.__setitem__(self, key, fn)
+                return fn
         raise KeyError(key)
 
     def get(self, key, default=None):
@@ -391,7 +397,7 @@ class LazyFunctions(dict):
             return default
 
     def __contains__(self, key) -> bool:
-        return dict.__contains__(self, key) or key in self.pending
+        return dict.__contains__(self, key) or key in self.pending or any(key in o for o in self.linked)
 
     def load(self, keep=lambda key, is_kernel: True) -> None:
         """Lower every pending function ``keep`` selects (and what those reach)."""
@@ -403,13 +409,45 @@ class LazyFunctions(dict):
                 self[k]
 
 
+class LinkedDict(dict):
+    """A dict that also answers from linked dicts (another translation unit's globals)."""
+
+    def __init__(self):
+        super().__init__()
+        self.linked: list[dict] = []
+
+    def __missing__(self, key):
+        for other in self.linked:
+            if key in other:
+                return other[key]
+        raise KeyError(key)
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key) -> bool:
+        return dict.__contains__(self, key) or any(key in o for o in self.linked)
+
+
 @dataclass
 class Program:
     """Everything lowered for one op: the functions it reaches, keyed by program key."""
 
     functions: dict[str, Function] = field(default_factory=LazyFunctions)
-    globals: dict[str, VarDecl] = field(default_factory=dict)
-    global_inits: dict[str, Expr] = field(default_factory=dict)
+    globals: dict[str, VarDecl] = field(default_factory=lambda: LinkedDict())
+    global_inits: dict[str, Expr] = field(default_factory=lambda: LinkedDict())
+
+    def link(self, other: "Program") -> None:
+        """Run functions of another translation unit in this program: its functions, globals and
+        their initializers are found through this one."""
+        if other is self or any(o is other.functions for o in self.functions.linked):
+            return
+        self.functions.linked.append(other.functions)
+        self.globals.linked.append(other.globals)
+        self.global_inits.linked.append(other.global_inits)
 
     def callees(self, fn: Function) -> list[str]:
         out: list[str] = []

@@ -1,0 +1,198 @@
+"""A launcher that calls a function defined in another .cu file of the repository (DeepSeek-V3's
+router GEMM: the op's file declares the launch template, a sibling file defines and explicitly
+instantiates it): the op is found, the call is followed into the defining file, and a finding
+points at that file's line."""
+from __future__ import annotations
+
+import json
+
+from test_cli import kernelvet
+
+HEADER = """
+#pragma once
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+
+template <typename T, int kNumTokens, int kNumExperts, int kHiddenDim>
+void invoke_router_gemm(float* output, T const* mat_a, T const* mat_b, cudaStream_t stream);
+
+int device_sm_count();
+"""
+
+ENTRY = """
+#include <torch/all.h>
+#include <ATen/cuda/CUDAContext.h>
+#include "router_gemm.h"
+
+constexpr int kExperts = 256;
+constexpr int kHidden = 7168;
+
+template <int kBegin, int kEnd>
+struct TokenUnroller {
+  static void run(int num_tokens, float* out, const __nv_bfloat16* a, const __nv_bfloat16* b, cudaStream_t s) {
+    if (num_tokens == kBegin) {
+      invoke_router_gemm<__nv_bfloat16, kBegin, kExperts, kHidden>(out, a, b, s);
+    } else {
+      TokenUnroller<kBegin + 1, kEnd>::run(num_tokens, out, a, b, s);
+    }
+  }
+};
+
+template <int kEnd>
+struct TokenUnroller<kEnd, kEnd> {
+  static void run(int num_tokens, float* out, const __nv_bfloat16* a, const __nv_bfloat16* b, cudaStream_t s) {
+    TORCH_CHECK(num_tokens == kEnd, "1 to 4 tokens");
+    invoke_router_gemm<__nv_bfloat16, kEnd, kExperts, kHidden>(out, a, b, s);
+  }
+};
+
+void router_gemm(torch::Tensor& output, const torch::Tensor& mat_a, const torch::Tensor& mat_b) {
+  TORCH_CHECK(output.dim() == 2 && mat_a.dim() == 2 && mat_b.dim() == 2);
+  const int num_tokens = mat_a.size(0);
+  TORCH_CHECK(mat_a.size(1) == kHidden && mat_b.size(0) == kExperts && mat_b.size(1) == kHidden);
+  TORCH_CHECK(num_tokens >= 1 && num_tokens <= 4);
+  TORCH_CHECK(output.size(0) == num_tokens && output.size(1) == kExperts);
+  TORCH_CHECK(mat_a.dtype() == at::kBFloat16 && mat_b.dtype() == at::kBFloat16 && output.dtype() == at::kFloat);
+  TORCH_CHECK(device_sm_count() > 0);
+  TokenUnroller<1, 4>::run(num_tokens, output.data_ptr<float>(),
+                           reinterpret_cast<const __nv_bfloat16*>(mat_a.data_ptr()),
+                           reinterpret_cast<const __nv_bfloat16*>(mat_b.data_ptr()),
+                           at::cuda::getCurrentCUDAStream());
+}
+"""
+
+KERNELS = """
+#include "router_gemm.h"
+
+template <typename T, int kBlockSize, int VPT, int kNumTokens, int kNumExperts, int kHiddenDim>
+__global__ __launch_bounds__(128, 1) void router_gemm_kernel(float* out, T const* mat_a, T const* mat_b) {
+  const int n_idx = blockIdx.x;
+  const int tid = threadIdx.x;
+  constexpr int kPerIteration = VPT * kBlockSize;
+  constexpr int kIterations = kHiddenDim / kPerIteration;
+  float acc[kNumTokens] = {};
+  __shared__ float partial[kNumTokens][kBlockSize / 32];
+  const T* b_col = mat_b + n_idx * kHiddenDim;
+  for (int ki = 0; ki < kIterations; ki++) {
+    const int k_base = ki * kPerIteration + tid * VPT;
+    const uint4 b_vec = *reinterpret_cast<const uint4*>(b_col + k_base);
+#pragma unroll
+    for (int m = 0; m < kNumTokens; m++) {
+      const uint4 a_vec = *reinterpret_cast<const uint4*>(mat_a + m * kHiddenDim + k_base);
+      acc[m] += __uint_as_float(a_vec.x) * __uint_as_float(b_vec.x);
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < kNumTokens; m++) {
+    float sum = acc[m];
+    sum += __shfl_xor_sync(0xffffffff, sum, 16);
+    if (tid % 32 == 0) {
+      partial[m][tid / 32] = sum;
+    }
+  }
+  __syncthreads();
+  if (tid == 0) {
+    for (int m = 0; m < kNumTokens; m++) {
+      float total = 0.f;
+      for (int w = 0; w < kBlockSize / 32; w++) {
+        total += partial[m][w];
+      }
+      out[m * kNumExperts + n_idx] = total;  // OUT_LINE
+    }
+  }
+}
+
+template <typename T, int kNumTokens, int kNumExperts, int kHiddenDim>
+void invoke_router_gemm(float* output, T const* mat_a, T const* mat_b, cudaStream_t stream) {
+  constexpr int VPT = 16 / sizeof(T);
+  constexpr int kBlockSize = 128;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = kNumExperts;
+  config.blockDim = kBlockSize;
+  config.dynamicSmemBytes = 0;
+  config.stream = stream;
+  cudaLaunchKernelEx(&config, router_gemm_kernel<T, kBlockSize, VPT, kNumTokens, kNumExperts, kHiddenDim>,
+                     output, mat_a, mat_b);
+}
+
+template void invoke_router_gemm<__nv_bfloat16, 1, 256, 7168>(float*, __nv_bfloat16 const*, __nv_bfloat16 const*, cudaStream_t);
+
+#define INSTANTIATE(M)                                                                \\
+  template void invoke_router_gemm<__nv_bfloat16, M, 256, 7168>(float*, __nv_bfloat16 const*, \\
+                                                                __nv_bfloat16 const*, cudaStream_t);
+INSTANTIATE(2)
+INSTANTIATE(3)
+INSTANTIATE(4)
+#undef INSTANTIATE
+"""
+
+UTILS = """
+#include <cuda_runtime.h>
+
+int device_sm_count() {
+  int device = 0, count = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device);
+  return count;
+}
+"""
+
+
+def _repo(tmp_path, kernels=KERNELS, entry=ENTRY):
+    moe = tmp_path / "csrc" / "moe"
+    moe.mkdir(parents=True)
+    (moe / "router_gemm.h").write_text(HEADER)
+    (moe / "router_gemm_entry.cu").write_text(entry)
+    (moe / "router_gemm_kernels.cu").write_text(kernels)
+    (moe / "device_utils.cu").write_text(UTILS)
+    return tmp_path
+
+
+def _scan(repo) -> dict:
+    r = kernelvet("scan", str(repo), "--format", "json", "--no-cache", "--zero-config")
+    assert "Traceback" not in r.stderr, r.stderr
+    return json.loads(r.stdout)
+
+
+def _line(text: str, marker: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), start=1) if marker in line)
+
+
+def test_an_op_runs_the_kernels_another_file_defines(tmp_path):
+    doc = _scan(_repo(tmp_path))
+    [inst] = [i for i in doc["instances"] if i["op"] == "router_gemm"]
+    assert inst["verdict"] == "verified", inst
+    assert any(k.startswith("router_gemm_kernel<__nv_bfloat16, 128, 8, 4, 256, 7168>") for k in inst["kernels"])
+    assert not doc["findings"]
+    # device_sm_count() ran from its own file (no assumption about a body-less function's result).
+    assert not any("device_sm_count" in a for a in inst["assumptions"]), inst["assumptions"]
+
+
+def test_explicit_instantiations_written_directly_and_through_a_macro():
+    from analyzers.frontend.crosstu import explicit_instantiations
+    assert explicit_instantiations(KERNELS, "invoke_router_gemm") == [
+        "__nv_bfloat16, 1, 256, 7168", "__nv_bfloat16, 2, 256, 7168", "__nv_bfloat16, 3, 256, 7168",
+        "__nv_bfloat16, 4, 256, 7168"]
+    assert explicit_instantiations(KERNELS, "router_gemm_kernel") == []
+
+
+def test_a_finding_in_the_defining_file_names_its_line(tmp_path):
+    # The op checks the output's rows against one token fewer: the last token's row is written
+    # past the end, in the file that defines the kernel.
+    entry = ENTRY.replace("output.size(0) == num_tokens &&", "output.size(0) == num_tokens - 1 &&")
+    doc = _scan(_repo(tmp_path, entry=entry))
+    [inst] = [i for i in doc["instances"] if i["op"] == "router_gemm"]
+    assert inst["verdict"] == "bug"
+    places = {(f["location"]["file"], f["location"]["line"], f["check"]) for f in doc["findings"]}
+    assert places == {("csrc/moe/router_gemm_kernels.cu", _line(KERNELS, "OUT_LINE"), "oob")}
+
+
+def test_a_specialization_the_other_file_never_instantiates_is_not_guessed(tmp_path):
+    # Without the explicit instantiation for 4 tokens no definition can be linked: that path's
+    # call stays unknown (inconclusive), never verified.
+    kernels = KERNELS.replace("INSTANTIATE(4)", "")
+    assert kernels != KERNELS
+    doc = _scan(_repo(tmp_path, kernels=kernels))
+    [inst] = [i for i in doc["instances"] if i["op"] == "router_gemm"]
+    assert inst["verdict"] == "inconclusive"
+    assert any("invoke_router_gemm" in i["detail"] for i in inst["inconclusive"])
