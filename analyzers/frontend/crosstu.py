@@ -49,11 +49,14 @@ class CrossTU:
         root = self.ws.root
         if root not in decl_file.parents:
             return []  # CUDA, torch and the standard library: their models decide
-        word = re.compile(rf"\b{re.escape(decl.spelling)}\b")
+        # A file that defines it (a body follows the parameters) or instantiates it; files that
+        # only call it are not parsed.
+        defines = re.compile(rf"\b{re.escape(decl.spelling)}\s*\([^;{{}}]*\)\s*(?:const\s*)?(?:noexcept\s*)?\{{"
+                             rf"|\btemplate\s+(?!<)[^;{{}}<#]*\b{re.escape(decl.spelling)}\s*<")
         out = []
         for d in sorted({caller_file.parent, decl_file.parent}):
             for p in sorted(d.iterdir()):
-                if p.suffix in SOURCE_SUFFIXES and p.resolve() != caller_file and word.search(self._text(p)):
+                if p.suffix in SOURCE_SUFFIXES and p.resolve() != caller_file and defines.search(self._text(p)):
                     out.append(p.resolve())
         return out
 
