@@ -82,13 +82,22 @@ class Context:
         self.paths = 0
         self._guided = None  # the last witness found at the integers' minimum
         self.timed_out_in: str | None = None  # the kernel running when the budget ran out
+        self.kernel_seconds: dict[str, float] = {}  # time spent in each kernel's analysis
 
     # ------------------------------------------------------------ budgets
 
     def tick(self) -> None:
         if time.perf_counter() - self.start > self.options.time_budget_s:
-            self.timed_out_in = self.kernel
+            self.timed_out_in = self.kernel or self.heaviest_kernel()
             raise BudgetExceeded()
+
+    def heaviest_kernel(self) -> str | None:
+        """The kernel that took at least half the budget, when it ran out in host code after it:
+        a follow-up run that skips that kernel has the time for the rest."""
+        if not self.kernel_seconds:
+            return None
+        name, spent = max(self.kernel_seconds.items(), key=lambda kv: kv[1])
+        return name if spent >= self.options.time_budget_s / 2 else None
 
     # ------------------------------------------------------------ symbols
 

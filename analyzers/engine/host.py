@@ -3,6 +3,7 @@ thread each (blockIdx in [0, gridDim), threadIdx in [0, blockDim)), CUDA built-i
 shared memory."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import z3
@@ -368,6 +369,7 @@ class HostOps:
         self.ctx.kernel = e.name
         if e.name not in self.ctx.kernels:
             self.ctx.kernels.append(e.name)
+        started = time.perf_counter()
         try:
             frame_stack = kst.stack
             self.invoke(kernel, kst, None, args, e.span)
@@ -377,6 +379,8 @@ class HostOps:
                 self.ctx.stuck(pe.kind, pe.reason, pe.span)
         finally:
             self.ctx.kernel = previous
+            spent = self.ctx.kernel_seconds
+            spent[e.name] = spent.get(e.name, 0.0) + time.perf_counter() - started
 
     def builtin_var(self, name: str, st: State, span: N.Span) -> StructV:
         th = st.thread
