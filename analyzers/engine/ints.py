@@ -176,7 +176,7 @@ def arith(op: str, a: IntV, b: IntV, ty: T.IntType, span: N.Span, stack=()) -> I
         q = factor // b.concrete()
         base = convert(base, ty, span, stack) if base.ty != ty else base
         return base if q == 1 else arith("*", base, const_int(q, ty), ty, span, stack)
-    if op in ("/", "%") and a.lo >= 0 and b.lo > 0:
+    if op in ("/", "%") and a.lo >= 0 and b.lo >= 0 and b.hi > 0:
         # Non-negative operands: unsigned division at the width the values need gives the same
         # result, and a narrow divider is far cheaper for the solver.
         w = max(a.hi.bit_length(), b.hi.bit_length(), 1) + 1
@@ -254,8 +254,11 @@ def _bounds(op: str, a: IntV, b: IntV, ty: T.IntType) -> tuple[int, int, bool]:
         lo, hi = _corners(f, a, b)
         return lo, hi, not _fits(lo, hi, ty)
     if op == "/":
-        if b.lo > 0 and a.lo >= 0:
-            return a.lo // b.hi, a.hi // b.lo, False
+        # A divisor of 0 is excluded on the path before any division (nonzero_divisor; in C it
+        # is undefined): a divisor in [0, hi] divides as one in [1, hi].
+        blo = 1 if b.lo == 0 and b.hi > 0 else b.lo
+        if blo > 0 and a.lo >= 0:
+            return a.lo // b.hi, a.hi // blo, False
         if b.lo > 0:
             m = max(abs(a.lo), abs(a.hi))
             return -m, m, False

@@ -411,9 +411,20 @@ class LoopOps:
         step = self.eval(shape.step, st)
         if not isinstance(start, (IntV, PtrV)) or not isinstance(step, IntV):
             return None
-        if step.lo <= 0 <= step.hi:
+        # The step's sign, not its being non-zero, decides which way the variable moves: a step
+        # of 0 (blockDim.x / num_groups on a path where it is 0) leaves it at its start, which the
+        # same interval covers.
+        if step.lo >= 0:
+            down = False
+        elif step.hi <= 0:
+            down = True
+        elif self.ctx.excluded(st.pc, ints.I(step) < 0):
+            down = False
+        elif self.ctx.excluded(st.pc, ints.I(step) > 0):
+            down = True
+        else:
             return None
-        negative = (step.hi < 0) != shape.step_neg
+        negative = down != shape.step_neg
         k = z3.BitVec(self.ctx.fresh_name("k"), K_BITS)
         self.ctx.symbol(f"iteration of loop at {where}", k, "loop", signed=False)
         if isinstance(start, PtrV):
