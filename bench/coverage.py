@@ -8,7 +8,10 @@ CUTLASS or CuTe are out of scope), the kernels they define or include from the r
 ops of each file (torch ops and plain CUDA host functions that reach a launch). Each op runs with
 its manifest binding when ``--manifest`` binds it, otherwise in zero-config mode. Prints one row
 per kernel -- parsed / lowered / verdict (reason) / time -- and a summary: the share of kernels that
-reach ``verified`` or ``bug``, the top reasons for ``inconclusive``, and per-instance times.
+reach ``verified`` or ``bug``, the top reasons for ``inconclusive``, and per-instance times. The
+share is also given without the kernels no build compiles (a source file no CMake file of the
+repository names: a stand-alone test program) and without dead code (kernels nothing names but
+their definition).
 
 Each file is verified in its own process with a hard time limit, so a kernel that hangs the solver
 or exhausts memory costs its own file's verdicts, never the run. A file with many instances (a
