@@ -607,13 +607,5 @@ def _moves_with(e: z3.BitVecRef, base: z3.BitVecRef, align: int) -> bool:
 
 
 def _mentions(e: z3.ExprRef, x: z3.ExprRef) -> bool:
-    todo, seen = [e], set()
-    while todo:
-        a = todo.pop()
-        if a.get_id() in seen:
-            continue
-        seen.add(a.get_id())
-        if z3.eq(a, x):
-            return True
-        todo.extend(a.children())
-    return False
+    from .context import _vars
+    return any(z3.eq(v, x) for v in _vars(e))

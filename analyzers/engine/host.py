@@ -468,17 +468,8 @@ class HostOps:
     def region_of_address(self, bv: z3.BitVecRef) -> Region | None:
         """The one object whose address an integer was computed from (``(uintptr_t)p + 15 & ~15``),
         or None when it names no address or several."""
-        found, seen, todo = set(), set(), [bv]
-        while todo:
-            e = todo.pop()
-            if e.get_id() in seen:
-                continue
-            seen.add(e.get_id())
-            if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-                region = self._statics.get(("address", e.decl().name()))
-                if region is not None:
-                    found.add(region)
-            todo.extend(e.children())
+        from .context import _vars
+        found = {self._statics.get(("address", v.decl().name())) for v in _vars(bv)} - {None}
         return found.pop() if len(found) == 1 else None
 
     def region_base_int(self, region: Region):

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
+from .parse import ParseError
 from .typemap import qualified_name
 
 CK = ci.CursorKind
@@ -107,7 +108,7 @@ class CrossTU:
     def _unit(self, p: Path):
         try:
             return self.ws.unit(p)
-        except Exception:  # a file that does not parse defines nothing the engine can run
+        except ParseError:  # a file that does not parse defines nothing the engine can run
             return None
 
     def _instantiate(self, p: Path, decl: ci.Cursor) -> _Instantiated | None:
@@ -165,7 +166,7 @@ def explicit_instantiations(text: str, name: str) -> list[str]:
 
 
 def _definitions(tu: ci.TranslationUnit, main_file: Path):
-    """Functions and function templates defined in ``main_file`` (namespaces followed)."""
+    """Functions, function templates and out-of-line methods defined in ``main_file``."""
     main = str(main_file.resolve())
 
     def walk(cursor):
@@ -176,6 +177,6 @@ def _definitions(tu: ci.TranslationUnit, main_file: Path):
             loc = c.location.file
             if loc is None or str(Path(loc.name).resolve()) != main:
                 continue
-            if c.kind in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE) and c.is_definition():
+            if c.kind in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD) and c.is_definition():
                 yield c
     yield from walk(tu.cursor)
