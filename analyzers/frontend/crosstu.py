@@ -19,6 +19,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
+from .discover import function_definitions
 from .parse import ParseError
 from .typemap import qualified_name
 
@@ -79,7 +80,7 @@ class CrossTU:
             unit = self._unit(p)
             if unit is None:
                 continue
-            for c in _definitions(unit.parsed.tu, p):
+            for c in function_definitions(unit.parsed.tu, p, templates=True):
                 if c.spelling == decl.spelling and qualified_name(c) == name:
                     return c
         return None
@@ -96,7 +97,7 @@ class CrossTU:
                 unit = self._unit(p)
                 if unit is None:
                     continue
-                for c in _definitions(unit.parsed.tu, p):
+                for c in function_definitions(unit.parsed.tu, p, templates=True):
                     if c.kind != CK.FUNCTION_TEMPLATE and c.get_usr() == decl.get_usr():
                         return unit.lowerer, c
                 continue
@@ -164,19 +165,3 @@ def explicit_instantiations(text: str, name: str) -> list[str]:
             out += [m.group(1) for m in pattern.finditer(expanded)]
     return list(dict.fromkeys(out))
 
-
-def _definitions(tu: ci.TranslationUnit, main_file: Path):
-    """Functions, function templates and out-of-line methods defined in ``main_file``."""
-    main = str(main_file.resolve())
-
-    def walk(cursor):
-        for c in cursor.get_children():
-            if c.kind in (CK.NAMESPACE, CK.LINKAGE_SPEC):
-                yield from walk(c)
-                continue
-            loc = c.location.file
-            if loc is None or str(Path(loc.name).resolve()) != main:
-                continue
-            if c.kind in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD) and c.is_definition():
-                yield c
-    yield from walk(tu.cursor)

@@ -15,9 +15,11 @@ CK = ci.CursorKind
 LAUNCH_EX = "cudaLaunchKernelEx"
 
 
-def function_definitions(tu: ci.TranslationUnit, main_file: Path):
-    """Function definitions written in ``main_file`` (namespaces followed; templates skipped)."""
+def function_definitions(tu: ci.TranslationUnit, main_file: Path, templates: bool = False):
+    """Function definitions written in ``main_file`` (namespaces followed; function templates only
+    with ``templates``)."""
     main = str(main_file.resolve())
+    kinds = (CK.FUNCTION_DECL, CK.CXX_METHOD) + ((CK.FUNCTION_TEMPLATE,) if templates else ())
 
     def walk(cursor):
         for c in cursor.get_children():
@@ -28,7 +30,7 @@ def function_definitions(tu: ci.TranslationUnit, main_file: Path):
                 continue
             if c.kind == CK.NAMESPACE or c.kind == CK.LINKAGE_SPEC:
                 yield from walk(c)
-            elif c.kind in (CK.FUNCTION_DECL, CK.CXX_METHOD) and c.is_definition():
+            elif c.kind in kinds and c.is_definition():
                 yield c
     yield from walk(tu.cursor)
 

@@ -368,47 +368,6 @@ class Function(Node):
     max_threads: int | None = None  # a kernel's __launch_bounds__
 
 
-class LazyFunctions(dict):
-    """Functions by program key, lowered when first asked for: an op whose dispatch reaches
-    hundreds of kernel instantiations costs only the ones a verification runs. ``pending`` holds
-    what is known to exist (key -> whether it is a kernel) but is not lowered yet."""
-
-    def __init__(self, loader=None):
-        super().__init__()
-        self.pending: dict[str, bool] = {}
-        self.loader = loader
-        self.linked: list[LazyFunctions] = []  # other translation units' functions (crosstu)
-
-    def __missing__(self, key):
-        if key in self.pending and self.loader is not None:
-            self.loader(key)
-            return dict.__getitem__(self, key)
-        for other in self.linked:
-            if key in other:
-                fn = other[key]
-                dict.__setitem__(self, key, fn)
-                return fn
-        raise KeyError(key)
-
-    def get(self, key, default=None):
-        try:
-            return self[key]
-        except KeyError:
-            return default
-
-    def __contains__(self, key) -> bool:
-        return dict.__contains__(self, key) or key in self.pending or any(key in o for o in self.linked)
-
-    def load(self, keep=lambda key, is_kernel: True) -> None:
-        """Lower every pending function ``keep`` selects (and what those reach)."""
-        while True:
-            todo = [k for k, kernel in self.pending.items() if keep(k, kernel) and not dict.__contains__(self, k)]
-            if not todo:
-                return
-            for k in todo:
-                self[k]
-
-
 class LinkedDict(dict):
     """A dict that also answers from linked dicts (another translation unit's globals)."""
 
@@ -430,6 +389,38 @@ class LinkedDict(dict):
 
     def __contains__(self, key) -> bool:
         return dict.__contains__(self, key) or any(key in o for o in self.linked)
+
+
+class LazyFunctions(LinkedDict):
+    """Functions by program key, lowered when first asked for: an op whose dispatch reaches
+    hundreds of kernel instantiations costs only the ones a verification runs. ``pending`` holds
+    what is known to exist (key -> whether it is a kernel) but is not lowered yet; ``linked``, other
+    translation units' functions (crosstu)."""
+
+    def __init__(self, loader=None):
+        super().__init__()
+        self.pending: dict[str, bool] = {}
+        self.loader = loader
+
+    def __missing__(self, key):
+        if key in self.pending and self.loader is not None:
+            self.loader(key)
+            return dict.__getitem__(self, key)
+        fn = super().__missing__(key)
+        dict.__setitem__(self, key, fn)
+        return fn
+
+    def __contains__(self, key) -> bool:
+        return super().__contains__(key) or key in self.pending
+
+    def load(self, keep=lambda key, is_kernel: True) -> None:
+        """Lower every pending function ``keep`` selects (and what those reach)."""
+        while True:
+            todo = [k for k, kernel in self.pending.items() if keep(k, kernel) and not dict.__contains__(self, k)]
+            if not todo:
+                return
+            for k in todo:
+                self[k]
 
 
 @dataclass
