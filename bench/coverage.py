@@ -13,8 +13,9 @@ share is also given without the kernels no build compiles (a source file no CMak
 repository names: a stand-alone test program) and without dead code (kernels nothing names but
 their definition).
 
-Each file is verified in its own process with a hard time limit, so a kernel that hangs the solver
-or exhausts memory costs its own file's verdicts, never the run. A file with many instances (a
+Each file is verified in its own process with a hard limit on its CPU time (budgets count CPU
+time too, so a loaded machine gives the same verdicts, only later), so a kernel that hangs the
+solver or exhausts memory costs its own file's verdicts, never the run. A file with many instances (a
 dispatch over dozens of quantization types) is split across up to ``--jobs`` processes.
 """
 from __future__ import annotations
@@ -207,8 +208,8 @@ def run_files(root: Path, files: list[str], planned: dict, budget: float, jobs: 
             # A file's limit: every instance at its budget, plus parsing. Instances are unknown up
             # front, so the limit grows with each instance the worker reports. An instance may run
             # its budget once more per follow-up run (a kernel that took the whole budget skipped).
-            running[(rel, shard)] = {"proc": proc, "recv": recv, "deadline": time.monotonic() + 120 + per_instance,
-                                     "done": None, "parsed": None, "finished": []}
+            running[(rel, shard)] = {"proc": proc, "recv": recv, "deadline": 120 + per_instance,
+                                     "started": time.monotonic(), "done": None, "parsed": None, "finished": []}
         time.sleep(0.05)
         for (rel, shard), r in list(running.items()):
             try:
@@ -217,7 +218,7 @@ def run_files(root: Path, files: list[str], planned: dict, budget: float, jobs: 
                     if "parsed" in msg:
                         r["parsed"] = msg["parsed"]
                     elif "progress" in msg:
-                        r["deadline"] = time.monotonic() + per_instance + 30
+                        r["deadline"] = _cpu_seconds(r["proc"].pid, r["started"]) + per_instance + 30
                         r["finished"].append(msg["entry"])
                         if verbose:
                             print(f"  {rel}: {msg['progress']}", file=sys.stderr)
@@ -229,7 +230,7 @@ def run_files(root: Path, files: list[str], planned: dict, budget: float, jobs: 
             except (EOFError, OSError):
                 pass
             alive = r["proc"].is_alive()
-            if r["done"] is not None or not alive or time.monotonic() > r["deadline"]:
+            if r["done"] is not None or not alive or _cpu_seconds(r["proc"].pid, r["started"]) > r["deadline"]:
                 if alive and r["done"] is None:
                     r["proc"].kill()
                     why = "killed: over its time limit"
@@ -242,6 +243,16 @@ def run_files(root: Path, files: list[str], planned: dict, budget: float, jobs: 
                     results.append(merge_shards(shards.pop(rel)))
                     print(f"[{len(results)}/{len(files)}] {rel}", file=sys.stderr)
     return results
+
+
+def _cpu_seconds(pid: int, started: float) -> float:
+    """The CPU time a worker has used: the limits count it, like the instance budgets, so a busy
+    machine does not kill a file. Where /proc is missing, the wall-clock time since its start."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return time.monotonic() - started
 
 
 def _lost(rel: str, shard: tuple, why: str, parsed: dict | None, finished: list) -> dict:

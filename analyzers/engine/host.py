@@ -3,7 +3,6 @@ thread each (blockIdx in [0, gridDim), threadIdx in [0, blockDim)), CUDA built-i
 shared memory."""
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import z3
@@ -12,7 +11,7 @@ from .. import binding as B
 from ..kir import nodes as N
 from ..kir import types as T
 from . import ints, lia
-from .context import Symbol
+from .context import Symbol, budget_clock
 from .events import LaunchEvent, Sink
 from .memory import PathEnd
 from .state import Frame, State, fresh_value, new_frame_id
@@ -369,7 +368,7 @@ class HostOps:
         self.ctx.kernel = e.name
         if e.name not in self.ctx.kernels:
             self.ctx.kernels.append(e.name)
-        started = time.perf_counter()
+        started = budget_clock()
         try:
             frame_stack = kst.stack
             self.invoke(kernel, kst, None, args, e.span)
@@ -380,7 +379,7 @@ class HostOps:
         finally:
             self.ctx.kernel = previous
             spent = self.ctx.kernel_seconds
-            spent[e.name] = spent.get(e.name, 0.0) + time.perf_counter() - started
+            spent[e.name] = spent.get(e.name, 0.0) + budget_clock() - started
 
     def builtin_var(self, name: str, st: State, span: N.Span) -> StructV:
         th = st.thread

@@ -19,6 +19,7 @@ from . import ints, lia
 from .events import Sink
 from .memory import PathEnd
 from .state import State, decided, fresh_value, merge_all
+from .writes import _strip, assigned_vars, declared_in, vars_used
 from .values import MATH_BITS, IntV, Loc, PtrV, RefV, WrapSite, const_int, new_site_id, widen
 
 K_BITS = 40  # iterations of one loop by one thread: at most 2^40
@@ -39,128 +40,6 @@ class LoopShape:
     fields: dict = field(default_factory=dict)
 
 
-def lvalue_root(e: N.Expr) -> N.VarDecl | None:
-    while True:
-        if isinstance(e, N.Var):
-            return e.decl
-        if isinstance(e, N.Member) and not e.arrow:
-            e = e.base
-        elif isinstance(e, N.Index) and isinstance(T.strip_ref(e.base.ty), T.ArrayType):
-            e = e.base
-        elif isinstance(e, N.Cast):
-            e = e.operand
-        else:
-            return None
-
-
-def _walk(node, fn) -> None:
-    if node is None:
-        return
-    fn(node)
-    for name in getattr(node, "__dataclass_fields__", {}):
-        if name in ("span", "ty", "decl", "var"):
-            continue
-        v = getattr(node, name)
-        if isinstance(v, N.Node):
-            _walk(v, fn)
-        elif isinstance(v, tuple):
-            for x in v:
-                if isinstance(x, N.Node):
-                    _walk(x, fn)
-
-
-def member_path(e: N.Expr):
-    """``v.f`` / ``v.f.g`` of a local struct: (decl, byte offset, field type); None otherwise."""
-    e = _strip(e)
-    if not (isinstance(e, N.Member) and not e.arrow):
-        return None
-    base = _strip(e.base)
-    bty = T.strip_ref(base.ty)
-    f = bty.field(e.field) if isinstance(bty, T.StructType) else None
-    if f is None:
-        return None
-    if isinstance(base, N.Var) and not isinstance(base.decl.ty, T.RefType):
-        return base.decl, f.offset, f.type
-    inner = member_path(base)
-    return (inner[0], inner[1] + f.offset, f.type) if inner is not None else None
-
-
-def assigned_vars(*nodes, fields: dict | None = None, lambda_body=None) -> tuple[set, list]:
-    """Ids of variables a statement may modify, and the (decl, rhs, op) of every assignment.
-    ``fields`` collects, per struct variable, the fields written one by one (None: written whole).
-    ``lambda_body(key)`` gives the body of a lambda the statement calls: what it writes through its
-    by-reference captures is written by the statement too."""
-    ids: set = set()
-    writes: list = []
-    followed: set = set()
-    own: set = set()  # the lambdas' own locals and parameters: not the loop's
-
-    def note(root, target) -> None:
-        if fields is None:
-            return
-        path = member_path(target)
-        if path is None or not isinstance(path[2], (T.IntType, T.FloatType, T.BoolType)):
-            fields[root.id] = None
-        elif fields.get(root.id, set()) is not None:
-            fields.setdefault(root.id, set()).add((path[1], path[2]))
-
-    def visit(n):
-        if isinstance(n, N.Assign):
-            root = lvalue_root(n.lhs)
-            if root is not None:
-                ids.add(root.id)
-                writes.append((root, n))
-                note(root, n.lhs)
-        elif isinstance(n, N.IncDec):
-            root = lvalue_root(n.operand)
-            if root is not None:
-                ids.add(root.id)
-                writes.append((root, n))
-                note(root, n.operand)
-        elif isinstance(n, N.AddrOf) or (isinstance(n, N.Cast) and n.kind == "decay"):
-            root = lvalue_root(n.operand)
-            if root is not None:
-                ids.add(root.id)
-                if fields is not None:
-                    fields[root.id] = None
-        elif isinstance(n, (N.Call, N.Construct)):
-            for a, pt in zip(n.args, n.param_types):
-                if isinstance(pt, T.RefType) and not pt.const:  # std::min(a, b) writes neither
-                    root = lvalue_root(a)
-                    if root is not None:
-                        ids.add(root.id)
-                        if fields is not None:
-                            fields[root.id] = None
-            if isinstance(n, N.Call) and lambda_body is not None and n.func and n.func not in followed:
-                followed.add(n.func)
-                inner = lambda_body(n.func)
-                if inner is not None:
-                    # Its writes are havocked, never taken as the loop's own counters: the
-                    # captured variable lives in the frame that made the lambda.
-                    body_of_lambda, params = inner
-                    mark = len(writes)
-                    _walk(body_of_lambda, visit)
-                    del writes[mark:]
-                    own.update(declared_in(body_of_lambda) | params)
-            if isinstance(n, N.Call) and n.this is not None:
-                root = lvalue_root(n.this)
-                if root is not None and not _unchanged_by_methods(root):
-                    ids.add(root.id)
-                    if fields is not None:
-                        fields[root.id] = None
-        elif isinstance(n, N.Asm):
-            for o in n.outputs:
-                root = lvalue_root(o)
-                if root is not None:
-                    ids.add(root.id)
-                    if fields is not None:
-                        fields[root.id] = None
-
-    for node in nodes:
-        _walk(node, visit)
-    return ids - own, [w for w in writes if w[0].id not in own]
-
-
 def _names(*terms) -> tuple:
     """z3 names of the symbols in some terms (None skipped)."""
     from .context import _vars
@@ -169,29 +48,6 @@ def _names(*terms) -> tuple:
         if t is not None:
             out.extend(str(v) for v in _vars(t) if str(v) not in out)
     return tuple(out)
-
-
-def _unchanged_by_methods(decl: N.VarDecl) -> bool:
-    """A const reference, a tensor handle (its methods change data, never which tensor it is), or a
-    lambda (calling it changes what it captured by reference, never the closure)."""
-    ty = decl.ty
-    if isinstance(ty, T.RefType) and ty.const:
-        return True
-    if isinstance(T.strip_ref(ty), T.ClosureType):
-        return True
-    return getattr(T.strip_ref(ty), "kind", None) in ("tensor", "optional")
-
-
-def vars_used(e) -> set:
-    out: set = set()
-    _walk(e, lambda n: out.add(n.decl.id) if isinstance(n, N.Var) else None)
-    return out
-
-
-def _strip(e: N.Expr) -> N.Expr:
-    while isinstance(e, N.Cast) and e.kind == "implicit":
-        e = e.operand
-    return e
 
 
 def _step_of(write, decl) -> tuple[N.Expr, bool] | None:
@@ -212,15 +68,9 @@ def _step_of(write, decl) -> tuple[N.Expr, bool] | None:
     return None
 
 
-def declared_in(node) -> set:
-    out: set = set()
-    _walk(node, lambda n: out.add(n.var.id) if isinstance(n, N.Decl) else None)
-    return out
-
-
-def loop_shape(cond: N.Expr | None, inc: N.Expr | None, body: N.Stmt, lambda_body=None) -> LoopShape:
+def loop_shape(cond: N.Expr | None, inc: N.Expr | None, body: N.Stmt, functions=None) -> LoopShape:
     per_field: dict = {}
-    ids, writes = assigned_vars(body, inc, fields=per_field, lambda_body=lambda_body)
+    ids, writes = assigned_vars(body, inc, fields=per_field, functions=functions)
     local = declared_in(body)
     ids -= local
     shape = LoopShape(assigned=ids, fields={v: fs for v, fs in per_field.items() if fs and v in ids})
@@ -340,14 +190,8 @@ class LoopOps:
     def shape_of(self, loop: N.Stmt, cond, inc, body) -> LoopShape:
         shape = self._shapes.get(id(loop))
         if shape is None:
-            shape = self._shapes[id(loop)] = loop_shape(cond, inc, body, self._lambda_body)
+            shape = self._shapes[id(loop)] = loop_shape(cond, inc, body, self.program.functions)
         return shape
-
-    def _lambda_body(self, key: str):
-        fn = self.program.functions.get(key)
-        if fn is None or fn.kind != "lambda" or fn.body is None:
-            return None
-        return fn.body, {p.id for p in fn.params}
 
     def _symbolic_counter(self, loop, cond, inc, body, st: State) -> bool:
         shape = self.shape_of(loop, cond, inc, body)
@@ -507,28 +351,35 @@ class LoopOps:
             region = next((f.vars[vid] for f in st.frames.values() if vid in f.vars), None)
         if region is None:
             return
-        decl_ty = None
         content = st.content(region)
         entry = content.get(0)
         if entry is not None and isinstance(entry[1], RefV):
             # A reference is never reseated: what the loop may change is the object it names.
             self._havoc_target(st, entry[1].loc, where)
             return
+        # Every value the variable holds becomes a loop value of its type: a finding that needs one
+        # is the summary's imprecision, never a bug. (Fields never written stay unknown as before.)
+        havocked = {off: (ty, self._havoc_value(region, ty, v, where)) for off, (ty, v) in content.items()}
         st.clear_content(region)
-        if entry is not None and len(content) == 1:
-            decl_ty = entry[0]
-        if decl_ty is not None and not isinstance(entry[1], PtrV):
-            v = fresh_value(decl_ty, "havoc", self.ctx.counter)
+        fresh = st.write_content(region)
+        for off, (ty, v) in sorted(havocked.items()):
             if v is not None:
-                if isinstance(v, IntV):
-                    self.ctx.symbol(f"{region.name} after iterations of loop at {where}", v.bv, "havoc", v.ty.signed)
-                self._write_at(st.write_content(region), 0, decl_ty, v)
-                return
-        if entry is not None and isinstance(entry[1], PtrV):
-            p = entry[1]
+                self._write_at(fresh, off, ty, v)
+
+    def _havoc_value(self, region, ty: T.Type, old, where: str):
+        """An unknown value in place of ``old`` after iterations of a loop: a pointer keeps its
+        object (a loop moves a pointer, it does not make one up) at an unknown offset."""
+        what = f"{region.name} after iterations of loop at {where}"
+        if isinstance(old, RefV):
+            return old
+        if isinstance(old, PtrV):
             off = fresh_value(T.INT64, "havoc_offset", self.ctx.counter)
-            self.ctx.symbol(f"{region.name} after iterations of loop at {where}", off.bv, "havoc")
-            self._write_at(st.write_content(region), 0, entry[0], PtrV(p.region, off, p.pointee))
+            self.ctx.symbol(what, off.bv, "havoc")
+            return PtrV(old.region, off, old.pointee)
+        v = fresh_value(ty, "havoc", self.ctx.counter)
+        if isinstance(v, IntV):
+            self.ctx.symbol(what, v.bv, "havoc", v.ty.signed)
+        return v
 
     def havoc_fields(self, st: State, vid: int, fields: set, where: str) -> None:
         """Only the fields the body writes change; the others keep their values."""

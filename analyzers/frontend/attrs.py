@@ -12,6 +12,8 @@ import re
 
 import clang.cindex as ci
 
+from . import clangx
+
 CK = ci.CursorKind
 _SPELLINGS = ("__launch_bounds__", "C10_LAUNCH_BOUNDS_1", "C10_LAUNCH_BOUNDS_2")
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
@@ -20,7 +22,7 @@ _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, as
 
 def launch_bounds(c: ci.Cursor, template_values: dict[str, int]) -> int | None:
     """The maximum threads per block ``c`` declares, or None (no attribute, or not a constant)."""
-    primary = _primary(c)
+    primary = clangx.specialized_template(c)
     if not any(k.kind == CK.UNEXPOSED_ATTR for x in (c, primary) if x is not None for k in x.get_children()):
         return None
     tokens = []
@@ -66,19 +68,9 @@ def _tokens_before_name(c: ci.Cursor) -> list[str]:
 
 def template_parameter_names(c: ci.Cursor) -> list[str]:
     """Names of the template parameters of the template ``c`` instantiates (or of ``c`` itself)."""
-    source = _primary(c) or c
+    source = clangx.specialized_template(c) or c
     return [k.spelling for k in source.get_children()
             if k.kind in (CK.TEMPLATE_NON_TYPE_PARAMETER, CK.TEMPLATE_TYPE_PARAMETER, CK.TEMPLATE_TEMPLATE_PARAMETER)]
-
-
-def _primary(c: ci.Cursor) -> ci.Cursor | None:
-    """The template a specialization instantiates (None for a plain declaration)."""
-    lib = ci.conf.lib
-    lib.clang_getSpecializedCursorTemplate.argtypes = [ci.Cursor]
-    lib.clang_getSpecializedCursorTemplate.restype = ci.Cursor
-    lib.clang_getSpecializedCursorTemplate.errcheck = ci.Cursor.from_result
-    primary = lib.clang_getSpecializedCursorTemplate(c)
-    return primary if primary is not None and not primary.kind.is_invalid() else None
 
 
 def _evaluate(text: str) -> int | None:

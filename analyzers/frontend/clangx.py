@@ -94,3 +94,30 @@ def var_initializer(cursor: ci.Cursor) -> ci.Cursor | None:
 
 def has_global_storage(cursor: ci.Cursor) -> bool:
     return lib().clang_Cursor_hasVarDeclGlobalStorage(cursor) == 1
+
+
+def specialized_template(c: ci.Cursor) -> ci.Cursor | None:
+    """The template a specialization instantiates (None for a plain declaration)."""
+    lib = ci.conf.lib
+    lib.clang_getSpecializedCursorTemplate.argtypes = [ci.Cursor]
+    lib.clang_getSpecializedCursorTemplate.restype = ci.Cursor
+    lib.clang_getSpecializedCursorTemplate.errcheck = ci.Cursor.from_result
+    primary = lib.clang_getSpecializedCursorTemplate(c)
+    return primary if primary is not None and not primary.kind.is_invalid() else None
+
+
+def first_base_name(record: ci.Cursor) -> str | None:
+    """The name (template arguments dropped) of a class's first base class. An implicit
+    instantiation lists no bases of its own: its template's are read."""
+    for decl in (record, specialized_template(record)):
+        for b in decl.get_children() if decl is not None else ():
+            if b.kind == ci.CursorKind.CXX_BASE_SPECIFIER:
+                return plain_class_name(b.type.spelling)
+    return None
+
+
+def plain_class_name(spelling: str) -> str:
+    for prefix in ("struct ", "class ", "const "):
+        if spelling.startswith(prefix):
+            spelling = spelling[len(prefix):]
+    return spelling.split("<")[0].strip().split("::")[-1]

@@ -43,6 +43,12 @@ def _is_expr(c: ci.Cursor) -> bool:
     return c.kind.is_expression()
 
 
+def _has_unsupported(e: N.Node) -> bool:
+    if isinstance(e, N.Unsupported):
+        return True
+    return any(_has_unsupported(x) for x in N.children(e))
+
+
 def _unwrap(c: ci.Cursor) -> ci.Cursor:
     while c.kind == CK.UNEXPOSED_EXPR:
         ch = list(c.get_children())
@@ -206,10 +212,46 @@ class Lowerer:
         self.program.functions.pending.pop(key, None)
         dict.__setitem__(self.program.functions, key, fn)
 
+    def constructor_inits(self, c: ci.Cursor, this_type: T.Type, explicit: dict, bases: list) -> list[N.Stmt]:
+        """What a constructor does before its body, in C++'s order: the base class's constructor,
+        then every field in declaration order, from the initializer list or, when the list does not
+        name it, from its default member initializer (``int len_ = 0;``)."""
+        out: list[N.Stmt] = []
+        this = N.This(T.PtrType(this_type))
+        first_base = clangx.first_base_name(c.semantic_parent) if bases else None
+        for call in bases:
+            ref = call.referenced
+            # Only the first base surely lies at offset 0, where a derived-to-base cast finds it.
+            if ref is None or ref.kind != CK.CONSTRUCTOR or first_base is None or \
+                    clangx.plain_class_name(ref.semantic_parent.spelling) != first_base:
+                continue
+            args = list(call.get_arguments())
+            ptypes = tuple(self.types(a.type) for a in ref.get_arguments())
+            out.append(N.ExprStmt(N.Call(self.function_name(ref), self.function(ref), self.arguments(args, ref), T.VOID,
+                                         this=this, param_types=ptypes, span=self.span(call))))
+        fields = list(c.semantic_parent.type.get_canonical().get_fields())
+        named = {f.spelling for f in fields}
+        for f in fields + [m for m, _ in explicit.values() if m.spelling not in named]:
+            member, init = explicit.get(f.spelling, (f, None))
+            if init is None:
+                init = next((x for x in reversed(list(f.get_children())) if _is_expr(x)), None)
+                if init is None:
+                    continue
+                value = self.expr(init)
+                if _has_unsupported(value):
+                    continue  # a dependent default the instantiation does not show: left unknown
+            else:
+                value = self.expr(init)
+            ft = self.types(member.type)
+            target = N.Member(this, f.spelling, True, ft, span=self.span(member))
+            out.append(N.ExprStmt(N.Assign("=", target, value, ft, span=self.span(init))))
+        return out
+
     def _lower_function(self, c: ci.Cursor, key: str, body: ci.Cursor) -> N.Function:
         params = []
         kinds = set()
-        inits: list[N.Stmt] = []
+        explicit: dict = {}  # a constructor's member initializers: field -> (member ref, init)
+        bases: list = []  # its base-class constructor calls
         children = list(c.get_children())
         this_type = None
         if c.kind in _METHOD_KINDS and not c.is_static_method():
@@ -225,11 +267,10 @@ class Lowerer:
             elif ch.kind == CK.CUDAHOST_ATTR:
                 kinds.add("host")
             elif ch.kind == CK.MEMBER_REF and c.kind == CK.CONSTRUCTOR and i + 1 < len(children):
-                init = children[i + 1]
-                if _is_expr(init) and this_type is not None:
-                    ft = self.types(ch.type)
-                    target = N.Member(N.This(T.PtrType(this_type)), ch.spelling, True, ft, span=self.span(ch))
-                    inits.append(N.ExprStmt(N.Assign("=", target, self.expr(init), ft, span=self.span(init))))
+                if _is_expr(children[i + 1]):
+                    explicit[ch.spelling] = (ch, children[i + 1])
+            elif ch.kind == CK.CALL_EXPR and c.kind == CK.CONSTRUCTOR and (i == 0 or children[i - 1].kind != CK.MEMBER_REF):
+                bases.append(ch)
         if not params:
             # Implicit members (a defaulted operator=) list their parameters only as arguments.
             params = [self.var(a, "param") for a in (c.get_arguments() or [])]
@@ -243,7 +284,7 @@ class Lowerer:
             kind = "hostdevice"
         else:
             kind = "host"
-        stmts = list(inits)
+        stmts = self.constructor_inits(c, this_type, explicit, bases) if c.kind == CK.CONSTRUCTOR and this_type else []
         for err in self.parsed.errors_in(str(Path(body.extent.start.file.name).resolve()) if body.extent.start.file else "",
                                          c.extent.start.line, c.extent.end.line):
             stmts.append(N.UnsupportedStmt(f"parse error: {err.message}",

@@ -368,6 +368,20 @@ class Function(Node):
     max_threads: int | None = None  # a kernel's __launch_bounds__
 
 
+def children(node) -> list:
+    """The nodes directly under ``node`` (not the declarations it refers to)."""
+    out = []
+    for name in getattr(node, "__dataclass_fields__", {}):
+        if name in ("span", "ty", "decl", "var"):
+            continue
+        v = getattr(node, name)
+        if isinstance(v, Node):
+            out.append(v)
+        elif isinstance(v, tuple):
+            out.extend(x for x in v if isinstance(x, Node))
+    return out
+
+
 class LinkedDict(dict):
     """A dict that also answers from linked dicts (another translation unit's globals)."""
 
