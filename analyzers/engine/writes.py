@@ -74,7 +74,7 @@ def assigned_vars(*nodes, fields: dict | None = None, functions=None) -> tuple[s
             return
         this = _strip(call.this)
         base = 0 if isinstance(this, N.Var) else (member_path(this) or (None, None))[1]
-        if changed is None or base is None or isinstance(root.ty, T.RefType):
+        if changed is None or base is None or not isinstance(root.ty, T.StructType):  # p->f(), r.f(): whole
             fields[root.id] = None
         elif fields.get(root.id, set()) is not None:
             fields.setdefault(root.id, set()).update((base + off, ty) for off, ty in changed)
@@ -188,7 +188,7 @@ def _this_field(e: N.Expr, this_type: T.Type):
             e = e.operand
         elif isinstance(e, N.Index) and isinstance(T.strip_ref(e.base.ty), T.ArrayType):
             e = e.base
-        elif isinstance(e, N.Member) and (e.arrow and _is_this(e.base) or not e.arrow and _is_this(e.base)):
+        elif isinstance(e, N.Member) and _is_this(e.base):
             f = this_type.field(e.field) if isinstance(this_type, T.StructType) else None
             return (f.offset, f.type) if f is not None else "unknown"
         elif isinstance(e, N.Member) and not e.arrow:
