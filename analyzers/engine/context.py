@@ -89,6 +89,7 @@ class Context:
         self._guided = None  # the last witness found at the integers' minimum
         self.timed_out_in: str | None = None  # the kernel running when the budget ran out
         self.kernel_seconds: dict[str, float] = {}  # time spent in each kernel's analysis
+        self.loop_written: dict[int, str] = {}  # region id -> the loop summary that may have written it
 
     # ------------------------------------------------------------ budgets
 

@@ -20,7 +20,7 @@ from .events import Sink
 from .memory import PathEnd
 from .state import State, decided, fresh_value, merge_all
 from .writes import _strip, assigned_vars, declared_in, vars_used
-from .values import MATH_BITS, IntV, Loc, PtrV, RefV, WrapSite, const_int, new_site_id, widen
+from .values import MATH_BITS, IntV, Loc, PtrV, RefV, StructV, WrapSite, const_int, new_site_id, widen
 
 K_BITS = 40  # iterations of one loop by one thread: at most 2^40
 
@@ -357,10 +357,15 @@ class LoopOps:
             # A reference is never reseated: what the loop may change is the object it names.
             self._havoc_target(st, entry[1].loc, where)
             return
-        # Every value the variable holds becomes a loop value of its type: a finding that needs one
-        # is the summary's imprecision, never a bug. (Fields never written stay unknown as before.)
-        havocked = {off: (ty, self._havoc_value(region, ty, v, where)) for off, (ty, v) in content.items()}
+        self._havoc_contents(st, region, where)
+
+    def _havoc_contents(self, st: State, region, where: str) -> None:
+        """Every value the object holds becomes a loop value of its type, and so does what it did
+        not hold (the loop may have written it): a finding that needs one is the summary's
+        imprecision, never a bug."""
+        havocked = {off: (ty, self._havoc_value(region, ty, v, where)) for off, (ty, v) in st.content(region).items()}
         st.clear_content(region)
+        self.ctx.loop_written.setdefault(region.id, f"{region.name} after iterations of loop at {where}")
         fresh = st.write_content(region)
         for off, (ty, v) in sorted(havocked.items()):
             if v is not None:
@@ -376,10 +381,21 @@ class LoopOps:
             off = fresh_value(T.INT64, "havoc_offset", self.ctx.counter)
             self.ctx.symbol(what, off.bv, "havoc")
             return PtrV(old.region, off, old.pointee)
+        return self.fresh_loop_value(ty, what)
+
+    def fresh_loop_value(self, ty: T.Type, what: str):
+        """A value of ``ty`` a loop may have left, every integer in it (array elements and fields
+        too) a "havoc" symbol: a finding that needs one is the summary's imprecision."""
         v = fresh_value(ty, "havoc", self.ctx.counter)
+        self._register_havoc(v, what)
+        return v
+
+    def _register_havoc(self, v, what: str) -> None:
         if isinstance(v, IntV):
             self.ctx.symbol(what, v.bv, "havoc", v.ty.signed)
-        return v
+        elif isinstance(v, StructV):
+            for f in v.fields.values():
+                self._register_havoc(f, what)
 
     def havoc_fields(self, st: State, vid: int, fields: set, where: str) -> None:
         """Only the fields the body writes change; the others keep their values."""
@@ -388,12 +404,10 @@ class LoopOps:
             return
         content = st.write_content(region)
         for off, ty in sorted(fields, key=lambda f: f[0]):
-            v = fresh_value(ty, "havoc", self.ctx.counter)
+            v = self.fresh_loop_value(ty, f"{region.name} after iterations of loop at {where}")
             if v is None:
                 self.havoc_var(st, vid, where)
                 return
-            if isinstance(v, IntV):
-                self.ctx.symbol(f"{region.name} after iterations of loop at {where}", v.bv, "havoc", v.ty.signed)
             self._write_at(content, off, ty, v)
 
     def _havoc_target(self, st: State, loc, where: str) -> None:
@@ -401,12 +415,11 @@ class LoopOps:
         if not region.tracked or region.kind not in ("local", "param"):
             return  # memory the engine does not keep values of: every load is fresh anyway
         c = loc.off.concrete()
-        v = fresh_value(loc.ty, "havoc", self.ctx.counter) if c is not None else None
+        what = f"{region.name} after iterations of loop at {where}"
+        v = self.fresh_loop_value(loc.ty, what) if c is not None else None
         if v is None:
-            st.clear_content(region)
+            self._havoc_contents(st, region, where)
             return
-        if isinstance(v, IntV):
-            self.ctx.symbol(f"{region.name} after iterations of loop at {where}", v.bv, "havoc", v.ty.signed)
         self._write_at(st.write_content(region), c, loc.ty, v)
 
     def _bound_sink(self, shape: LoopShape, st: State, loop: N.Stmt) -> None:

@@ -227,6 +227,12 @@ class MemoryOps:
         part = self._bytes_of_int(content, off, ty)
         if part is not None:
             return part
+        summary = self.ctx.loop_written.get(region.id)
+        if summary is not None:  # never written on this path, unless by a summarised loop
+            v = self._fresh(ty, region.name, span)
+            if isinstance(v, IntV):
+                self.ctx.symbol(summary, v.bv, "havoc", v.ty.signed)
+            return v
         return self._fresh(ty, f"{region.name}", span, uninitialized=True)
 
     @staticmethod
