@@ -219,16 +219,21 @@ class Lowerer:
         out: list[N.Stmt] = []
         this = N.This(T.PtrType(this_type))
         first_base = clangx.first_base_name(c.semantic_parent) if bases else None
+        own = c.semantic_parent.type.get_canonical().spelling
         for call in bases:
             ref = call.referenced
+            if ref is None or ref.kind != CK.CONSTRUCTOR:
+                continue
+            delegating = ref.semantic_parent.type.get_canonical().spelling == own
             # Only the first base surely lies at offset 0, where a derived-to-base cast finds it.
-            if ref is None or ref.kind != CK.CONSTRUCTOR or first_base is None or \
-                    clangx.plain_class_name(ref.semantic_parent.spelling) != first_base:
+            if not delegating and (first_base is None or clangx.plain_class_name(ref.semantic_parent.spelling) != first_base):
                 continue
             args = list(call.get_arguments())
             ptypes = tuple(self.types(a.type) for a in ref.get_arguments())
             out.append(N.ExprStmt(N.Call(self.function_name(ref), self.function(ref), self.arguments(args, ref), T.VOID,
                                          this=this, param_types=ptypes, span=self.span(call))))
+            if delegating:
+                return out  # the constructor it delegates to initializes every field
         fields = list(c.semantic_parent.type.get_canonical().get_fields())
         named = {f.spelling for f in fields}
         for f in fields + [m for m, _ in explicit.values() if m.spelling not in named]:
