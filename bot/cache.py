@@ -88,6 +88,22 @@ def closure_key(ws, file: str, launcher: str, memo: dict | None = None) -> str |
     return h.hexdigest()
 
 
+def linked_keys(ws, op, memo: dict | None = None) -> dict | None:
+    """Closure keys of the source files an op runs definitions from besides its own (crosstu):
+    their content, their includes' and the parse configuration. None if one cannot be keyed."""
+    out = {}
+    for path in sorted(op.program.sources()):
+        try:
+            rel = str(Path(path).relative_to(ws.root))
+        except ValueError:
+            return None
+        key = closure_key(ws, rel, "", memo)
+        if key is None:
+            return None
+        out[rel] = key
+    return out
+
+
 class ResultCache:
     def __init__(self, directory: Path):
         self.dir = Path(directory)
@@ -118,18 +134,31 @@ class ResultCache:
         self.hits += 1
         return moved
 
-    def get_fingerprint(self, closure: str | None) -> str | None:
+    def get_fingerprint(self, closure: str | None, ws=None, memo: dict | None = None) -> str | None:
+        """The IR fingerprint recorded for an op's closure key, if the other files it linked
+        (definitions in sibling sources) are still as they were; their check needs ``ws``."""
         if closure is None:
             return None
         try:
-            fp = (self.dir / "v1" / "fp" / closure[:2] / closure).read_text().strip()
+            lines = (self.dir / "v1" / "fp" / closure[:2] / closure).read_text().splitlines()
         except OSError:
             return None
-        return fp if re.fullmatch(r"[0-9a-f]{64}", fp) else None
+        if not lines or not re.fullmatch(r"[0-9a-f]{64}", lines[0].strip()):
+            return None
+        for line in lines[1:]:
+            parts = line.split(" ")
+            if len(parts) != 3 or parts[0] != "linked" or ws is None:
+                return None
+            if closure_key(ws, parts[1], "", memo) != parts[2]:
+                return None  # a linked definition's file (or what it includes) changed
+        return lines[0].strip()
 
-    def put_fingerprint(self, closure: str | None, fingerprint: str) -> None:
-        if closure is not None:
-            self._write(self.dir / "v1" / "fp" / closure[:2] / closure, fingerprint + "\n")
+    def put_fingerprint(self, closure: str | None, fingerprint: str, linked: dict | None = None) -> None:
+        """``linked``: repository path -> closure key of each other file whose definitions the op
+        runs (None when one could not be keyed: then nothing is recorded)."""
+        if closure is not None and linked is not None:
+            text = fingerprint + "\n" + "".join(f"linked {rel} {key}\n" for rel, key in sorted(linked.items()))
+            self._write(self.dir / "v1" / "fp" / closure[:2] / closure, text)
 
     def _write(self, path: Path, text: str) -> None:
         try:

@@ -1,7 +1,8 @@
 """Which instances a change can affect, and why.
 
 1. Files: an op is affected when its file, or a file its translation unit includes (the textual
-   include graph, transitively), changed.
+   include graph, transitively), changed; or a source file beside them (where the engine looks for
+   the definition of a function the op's file only declares) that defines a name they use.
 2. IR: when the base revision is at hand, an affected op whose IR hash (bot/irhash.py) is the
    same at the base and now is not re-verified: the edit changed comments, formatting, or code the
    op does not reach (another kernel of the same file).
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -26,7 +28,7 @@ import yaml
 from analyzers.api import OpNotFound, Workspace
 from analyzers.frontend.parse import ParseError
 
-from .cache import closure_key
+from .cache import closure_key, linked_keys
 from .diff import ChangeSet
 from .irhash import op_hash
 from .manifest import LoadedManifest, ManifestError, Planned, expand, load
@@ -150,6 +152,7 @@ def analyse(root: Path, manifest: LoadedManifest, changes: ChangeSet, ws: Worksp
         by_op.setdefault(p.op_index, []).append(p)
 
     closures: dict[str, set[str]] = {}
+    texts: dict[str, str] = {}
     for o in ops:
         if o.file not in closures:
             try:
@@ -159,6 +162,8 @@ def analyse(root: Path, manifest: LoadedManifest, changes: ChangeSet, ws: Worksp
         hit = sorted(closures[o.file] & changed)
         for f in hit:
             o.reasons.append(f"{f} changed" + ("" if f == o.file else f" (included by {o.file})"))
+        for f in _linkable(root, o.file, closures[o.file], changed - closures[o.file], texts):
+            o.reasons.append(f"{f} changed (it defines a function that {o.file} or a header it includes names)")
 
     # The manifest: the instances that differ from the base's.
     changed_instances: set[tuple] | None = None
@@ -170,7 +175,8 @@ def analyse(root: Path, manifest: LoadedManifest, changes: ChangeSet, ws: Worksp
         need = set()
         for o in ops:
             if o.reasons:
-                need |= closures[o.file]
+                need |= closures[o.file] | _sources_beside(root, o.file, closures[o.file]) | \
+                    {f for f in changed if Path(f).suffix in SOURCE_SUFFIXES}
         base.materialise(need)
         base_ws = Workspace(base.dir, manifest.spec.include_dirs, manifest.spec.defines, manifest.spec.arch)
     for o in ops:
@@ -202,19 +208,68 @@ def analyse(root: Path, manifest: LoadedManifest, changes: ChangeSet, ws: Worksp
     return Impact(ops, base.rev if base is not None else None)
 
 
+# Function names a source file defines (a body after the parameters) or explicitly instantiates.
+_DEFINED = re.compile(r"\b([A-Za-z_]\w*)\s*\([^;{}]*\)\s*(?:const\s*)?(?:noexcept\s*)?\{"
+                      r"|\btemplate\s+(?!<)[^;{}<#]*\b([A-Za-z_]\w*)\s*<")
+_NOT_NAMES = {"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype", "alignof", "defined"}
+SOURCE_SUFFIXES = (".cu", ".cc", ".cpp")
+
+
+def _source_dirs(file: str, closure: set[str]) -> set[str]:
+    """Where the engine looks for the definitions of what an op's file only declares
+    (analyzers/frontend/crosstu.py): the file's directory and its repository headers' directories."""
+    return {str(Path(f).parent) for f in closure | {file}}
+
+
+def _sources_beside(root: Path, file: str, closure: set[str]) -> set[str]:
+    out = set()
+    for d in _source_dirs(file, closure):
+        try:
+            entries = sorted((root / d).iterdir())
+        except OSError:
+            continue
+        out |= {str(p.relative_to(root)) for p in entries if p.suffix in SOURCE_SUFFIXES and p.is_file()}
+    return out - {file}
+
+
+def _linkable(root: Path, file: str, closure: set[str], changed: set[str], texts: dict) -> list[str]:
+    """Changed source files beside the op whose definitions the op may run: a function one of them
+    defines is named in the op's file or a header it includes, or the file was removed. The IR
+    hash then decides."""
+    def text(rel: str) -> str:
+        if rel not in texts:
+            try:
+                texts[rel] = (root / rel).read_text(errors="replace")
+            except OSError:
+                texts[rel] = ""
+        return texts[rel]
+    dirs = _source_dirs(file, closure)
+    beside = sorted(f for f in changed if Path(f).suffix in SOURCE_SUFFIXES and str(Path(f).parent) in dirs and f != file)
+    if not beside:
+        return []
+    words = set(re.findall(r"[A-Za-z_]\w*", "\n".join(text(f) for f in closure | {file})))
+    out = []
+    for f in beside:
+        defined = {a or b for a, b in _DEFINED.findall(text(f))} - _NOT_NAMES
+        if defined & words or not (root / f).is_file():
+            out.append(f)
+    return out
+
+
 def _hash(ws: Workspace, o: OpImpact, cache=None) -> str | None:
     """The op's IR hash; from the cache when the files of its translation unit are ones it has seen
     (the base's, after the base branch's scan), without a parse."""
     closure = closure_key(ws, o.file, o.launcher) if cache is not None else None
-    known = cache.get_fingerprint(closure) if cache is not None else None
+    known = cache.get_fingerprint(closure, ws) if cache is not None else None
     if known is not None:
         return known
     try:
-        h = op_hash(ws.op(o.file, o.launcher))
+        op = ws.op(o.file, o.launcher)
+        h = op_hash(op)
     except (OpNotFound, ParseError, OSError):
         return None
     if cache is not None:
-        cache.put_fingerprint(closure, h)
+        cache.put_fingerprint(closure, h, linked_keys(ws, op))
     return h
 
 

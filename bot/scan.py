@@ -14,7 +14,7 @@ from analyzers.engine.context import Options
 from analyzers.findings import Finding, Inconclusive, InstanceResult
 from analyzers.frontend.parse import ParseError
 
-from .cache import ResultCache, cache_key, closure_key
+from .cache import ResultCache, cache_key, closure_key, linked_keys
 from . import zeroconfig
 from .irhash import op_hash
 from .manifest import LoadedManifest, Planned, expand
@@ -146,7 +146,8 @@ def scan(root: Path, manifest: LoadedManifest | None, only_files: set[str] | Non
         ws = workspace or Workspace(Path(root), spec.include_dirs, spec.defines, spec.arch)
         hashes: dict = {}
         for i, p in enumerate(planned):
-            hit = _cached(cache, cache.get_fingerprint(closure_key(ws, p.file, p.launcher, hashes)), p, opts, ws.root)
+            hit = _cached(cache, cache.get_fingerprint(closure_key(ws, p.file, p.launcher, hashes), ws, hashes), p, opts,
+                          ws.root)
             if hit is not None:
                 finish(i, (hit, True))
         # The others: one task per op lowers it once and answers what the cache has for its IR;
@@ -241,8 +242,9 @@ def _probe_in_worker(batch: list[Planned]) -> list:
         op = ws.op(batch[0].file, batch[0].launcher)
     except (OpNotFound, ParseError) as exc:
         return [(_failed(p, "op-error", str(exc)), False) for p in batch]
-    ir = op_hash(op)
-    cache.put_fingerprint(closure_key(ws, batch[0].file, batch[0].launcher, _WORKER["hashes"]), ir)
+    ir = op_hash(op)  # lowers all the op reaches, the definitions of other files included
+    hashes = _WORKER["hashes"]
+    cache.put_fingerprint(closure_key(ws, batch[0].file, batch[0].launcher, hashes), ir, linked_keys(ws, op, hashes))
     out = []
     for p in batch:
         hit = _cached(cache, ir, p, options, ws.root)
@@ -257,7 +259,7 @@ def verify_one(ws: Workspace, p: Planned, options: Options, cache: ResultCache |
     if cache is not None:
         # Files unchanged since the op was last lowered: its fingerprint is known without a parse.
         closure = closure_key(ws, p.file, p.launcher, hashes)
-        hit = _cached(cache, cache.get_fingerprint(closure), p, options, ws.root)
+        hit = _cached(cache, cache.get_fingerprint(closure, ws, hashes), p, options, ws.root)
         if hit is not None:
             return hit, True
     try:
@@ -267,7 +269,7 @@ def verify_one(ws: Workspace, p: Planned, options: Options, cache: ResultCache |
     key = None
     if cache is not None:
         ir = op_hash(op)
-        cache.put_fingerprint(closure, ir)
+        cache.put_fingerprint(closure, ir, linked_keys(ws, op, hashes))
         key = cache_key(ir, p.instance, options)
         hit = _cached(cache, ir, p, options, ws.root)
         if hit is not None:

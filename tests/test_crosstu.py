@@ -5,6 +5,7 @@ points at that file's line."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from test_cli import kernelvet
 
@@ -196,3 +197,84 @@ def test_a_specialization_the_other_file_never_instantiates_is_not_guessed(tmp_p
     [inst] = [i for i in doc["instances"] if i["op"] == "router_gemm"]
     assert inst["verdict"] == "inconclusive"
     assert any("invoke_router_gemm" in i["detail"] for i in inst["inconclusive"])
+
+
+def _cached_scan(repo, cache) -> dict:
+    r = kernelvet("scan", str(repo), "--format", "json", "--cache-dir", str(cache), "--zero-config")
+    assert "Traceback" not in r.stderr, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_a_change_to_the_defining_file_alone_is_verified_again_not_taken_from_the_cache(tmp_path):
+    # The op's file and the headers it includes are untouched; only the file whose kernel it runs
+    # changes (its store moves one row down: past the output for the last token).
+    repo, cache = _repo(tmp_path / "repo"), tmp_path / "cache"
+    assert _cached_scan(repo, cache)["findings"] == []
+    kernels = repo / "csrc" / "moe" / "router_gemm_kernels.cu"
+    kernels.write_text(KERNELS.replace("out[m * kNumExperts + n_idx] = total;", "out[(m + 1) * kNumExperts + n_idx] = total;"))
+    doc = _cached_scan(repo, cache)
+    places = {(f["location"]["file"], f["location"]["line"], f["check"]) for f in doc["findings"]}
+    assert places == {("csrc/moe/router_gemm_kernels.cu", _line(KERNELS, "OUT_LINE"), "oob")}
+    # Unchanged again: the cache answers, with the finding.
+    again = _cached_scan(repo, cache)
+    assert {(f["location"]["file"], f["location"]["line"], f["check"]) for f in again["findings"]} == places
+
+
+MANIFEST = """
+version: 0
+models:
+  - config: models/DeepseekV3ForCausalLM.json
+    name: deepseek-v3
+ops:
+  - name: router_gemm
+    file: csrc/moe/router_gemm_entry.cu
+    args:
+      output: {shape: [num_tokens, 256], dtype: float32}
+      mat_a: {shape: [num_tokens, 7168], dtype: bfloat16}
+      mat_b: {shape: [256, 7168], dtype: bfloat16}
+"""
+
+
+def _impact_after(tmp_path, path: str, text: str) -> dict:
+    """The impact decision and reasons for router_gemm after one file of the repository changes."""
+    import shutil
+
+    from analyzers.api import Workspace
+    from bot.diff import from_git
+    from bot.impact import BaseTree, analyse
+    from bot.manifest import load
+    from gitrepo import commit_all, git
+
+    repo = _repo(tmp_path / "repo")
+    (repo / "models").mkdir()
+    shutil.copy(Path(__file__).parent / "fixtures" / "models" / "DeepseekV3ForCausalLM.json", repo / "models")
+    (repo / "kernelvet.yaml").write_text(MANIFEST)
+    (repo / "csrc" / "moe" / "topk_utils.cu").write_text("int clamp_topk(int k) {\n  return k < 1 ? 1 : k;\n}\n")
+    git(repo, "init", "-q", "-b", "main")
+    commit_all(repo, "base")
+    (repo / path).write_text(text)
+    commit_all(repo, "change")
+    manifest = load(repo / "kernelvet.yaml")
+    tree = BaseTree(repo, git(repo, "rev-parse", "main~1"))
+    try:
+        imp = analyse(repo, manifest, from_git(repo, "main~1"), Workspace(repo), tree)
+    finally:
+        tree.close()
+    [op] = [o for o in imp.ops if o.name == "router_gemm"]
+    return {"decision": op.decision, "reasons": op.reasons}
+
+
+def test_a_pull_request_changing_only_the_defining_file_verifies_the_op_that_runs_it(tmp_path):
+    bug = KERNELS.replace("out[m * kNumExperts + n_idx] = total;", "out[(m + 1) * kNumExperts + n_idx] = total;")
+    got = _impact_after(tmp_path, "csrc/moe/router_gemm_kernels.cu", bug)
+    assert got["decision"] == "verify", got
+    assert any(r.startswith("csrc/moe/router_gemm_kernels.cu changed (it defines a function") for r in got["reasons"])
+
+
+def test_a_comment_in_the_defining_file_or_an_unrelated_sibling_verifies_nothing(tmp_path):
+    # A comment: the op's IR, the linked definition's included, is the same as the base's.
+    got = _impact_after(tmp_path / "a", "csrc/moe/router_gemm_kernels.cu", "// router GEMM kernels\n" + KERNELS)
+    assert got["decision"] == "unchanged", got
+    # A sibling source file that defines nothing the op's file or headers name: not even hashed.
+    got = _impact_after(tmp_path / "b", "csrc/moe/topk_utils.cu", "int clamp_topk(int k) {\n  return k < 2 ? 2 : k;\n}\n")
+    assert got == {"decision": "unaffected", "reasons": []}

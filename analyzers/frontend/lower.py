@@ -65,7 +65,7 @@ class Lowerer:
         self.external = external
         self.workspace = workspace.resolve()
         self.types = TypeMapper()
-        self.program = N.Program()
+        self.program = N.Program(path=str(parsed.path.resolve()))
         self.program.functions.loader = self._load
         self._pending: dict[str, tuple] = {}
         self._vars: dict[tuple, N.VarDecl] = {}

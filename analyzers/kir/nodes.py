@@ -444,15 +444,30 @@ class Program:
     functions: dict[str, Function] = field(default_factory=LazyFunctions)
     globals: dict[str, VarDecl] = field(default_factory=lambda: LinkedDict())
     global_inits: dict[str, Expr] = field(default_factory=lambda: LinkedDict())
+    path: str = ""  # the source file of the translation unit
+    linked: list = field(default_factory=list)  # other translation units' programs it runs
 
     def link(self, other: "Program") -> None:
         """Run functions of another translation unit in this program: its functions, globals and
         their initializers are found through this one."""
-        if other is self or any(o is other.functions for o in self.functions.linked):
+        if other is self or any(o is other for o in self.linked):
             return
+        self.linked.append(other)
         self.functions.linked.append(other.functions)
         self.globals.linked.append(other.globals)
         self.global_inits.linked.append(other.global_inits)
+
+    def sources(self) -> set[str]:
+        """The source files of the translation units linked into this one, transitively."""
+        out: set[str] = set()
+        stack = list(self.linked)
+        while stack:
+            p = stack.pop()
+            if p.path not in out and p is not self:
+                out.add(p.path)
+                stack.extend(p.linked)
+        out.discard(self.path)
+        return out
 
     def callees(self, fn: Function) -> list[str]:
         out: list[str] = []
