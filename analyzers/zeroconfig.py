@@ -440,13 +440,4 @@ def _walk(node):
     while stack:
         x = stack.pop()
         yield x
-        kids = []
-        for name in getattr(x, "__dataclass_fields__", {}):
-            if name == "span":
-                continue
-            v = getattr(x, name)
-            if isinstance(v, N.Node):
-                kids.append(v)
-            elif isinstance(v, tuple):
-                kids.extend(i for i in v if isinstance(i, N.Node))
-        stack.extend(reversed(kids))
+        stack.extend(reversed(N.children(x)))

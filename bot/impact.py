@@ -26,6 +26,7 @@ from pathlib import Path
 import yaml
 
 from analyzers.api import OpNotFound, Workspace
+from analyzers.frontend.crosstu import SOURCE_SUFFIXES, definition_pattern
 from analyzers.frontend.parse import ParseError
 
 from .cache import closure_key, linked_keys
@@ -172,11 +173,11 @@ def analyse(root: Path, manifest: LoadedManifest, changes: ChangeSet, ws: Worksp
         changed_instances = _changed_instances(root, manifest, planned, base)
 
     if base is not None:
-        need = set()
+        # A source file removed beside an op is read at the base only: changed files are asked for too.
+        need = {f for f in changed if Path(f).suffix in SOURCE_SUFFIXES}
         for o in ops:
             if o.reasons:
-                need |= closures[o.file] | _sources_beside(root, o.file, closures[o.file]) | \
-                    {f for f in changed if Path(f).suffix in SOURCE_SUFFIXES}
+                need |= closures[o.file] | _sources_beside(root, o.file, closures[o.file])
         base.materialise(need)
         base_ws = Workspace(base.dir, manifest.spec.include_dirs, manifest.spec.defines, manifest.spec.arch)
     for o in ops:
@@ -208,11 +209,8 @@ def analyse(root: Path, manifest: LoadedManifest, changes: ChangeSet, ws: Worksp
     return Impact(ops, base.rev if base is not None else None)
 
 
-# Function names a source file defines (a body after the parameters) or explicitly instantiates.
-_DEFINED = re.compile(r"\b([A-Za-z_]\w*)\s*\([^;{}]*\)\s*(?:const\s*)?(?:noexcept\s*)?\{"
-                      r"|\btemplate\s+(?!<)[^;{}<#]*\b([A-Za-z_]\w*)\s*<")
+_DEFINED = definition_pattern()  # function names a source file defines or explicitly instantiates
 _NOT_NAMES = {"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype", "alignof", "defined"}
-SOURCE_SUFFIXES = (".cu", ".cc", ".cpp")
 
 
 def _source_dirs(file: str, closure: set[str]) -> set[str]:

@@ -50,6 +50,11 @@ def _names(*terms) -> tuple:
     return tuple(out)
 
 
+def _loop_value_name(region, where: str) -> str:
+    """How a value a loop summary left in ``region`` is named in findings and reasons."""
+    return f"{region.name} after iterations of loop at {where}"
+
+
 def _step_of(write, decl) -> tuple[N.Expr, bool] | None:
     """The loop-invariant step of ``v += e`` / ``v++`` / ``v = v + e``, if ``write`` is one."""
     _, n = write
@@ -365,7 +370,7 @@ class LoopOps:
         imprecision, never a bug."""
         havocked = {off: (ty, self._havoc_value(region, ty, v, where)) for off, (ty, v) in st.content(region).items()}
         st.clear_content(region)
-        self.ctx.loop_written.setdefault(region.id, f"{region.name} after iterations of loop at {where}")
+        self.ctx.loop_written.setdefault(region.id, _loop_value_name(region, where))
         fresh = st.write_content(region)
         for off, (ty, v) in sorted(havocked.items()):
             if v is not None:
@@ -374,7 +379,7 @@ class LoopOps:
     def _havoc_value(self, region, ty: T.Type, old, where: str):
         """An unknown value in place of ``old`` after iterations of a loop: a pointer keeps its
         object (a loop moves a pointer, it does not make one up) at an unknown offset."""
-        what = f"{region.name} after iterations of loop at {where}"
+        what = _loop_value_name(region, where)
         if isinstance(old, RefV):
             return old
         if isinstance(old, PtrV):
@@ -404,7 +409,7 @@ class LoopOps:
             return
         content = st.write_content(region)
         for off, ty in sorted(fields, key=lambda f: f[0]):
-            v = self.fresh_loop_value(ty, f"{region.name} after iterations of loop at {where}")
+            v = self.fresh_loop_value(ty, _loop_value_name(region, where))
             if v is None:
                 self.havoc_var(st, vid, where)
                 return
@@ -415,8 +420,7 @@ class LoopOps:
         if not region.tracked or region.kind not in ("local", "param"):
             return  # memory the engine does not keep values of: every load is fresh anyway
         c = loc.off.concrete()
-        what = f"{region.name} after iterations of loop at {where}"
-        v = self.fresh_loop_value(loc.ty, what) if c is not None else None
+        v = self.fresh_loop_value(loc.ty, _loop_value_name(region, where)) if c is not None else None
         if v is None:
             self._havoc_contents(st, region, where)
             return

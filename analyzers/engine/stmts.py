@@ -219,15 +219,9 @@ StmtOps._stmt = {
 
 
 def _exprs(node):
-    stack = [v for name in getattr(node, "__dataclass_fields__", {}) if name != "span"
-             for v in _children(getattr(node, name)) if isinstance(v, N.Expr)]
+    stack = [v for v in N.children(node) if isinstance(v, N.Expr)]
     while stack:
         x = stack.pop()
         yield x
-        stack.extend(v for name in getattr(x, "__dataclass_fields__", {}) if name != "span"
-                     for v in _children(getattr(x, name)) if isinstance(v, N.Expr))
-
-
-def _children(v):
-    return v if isinstance(v, tuple) else (v,)
+        stack.extend(v for v in N.children(x) if isinstance(v, N.Expr))
 

@@ -79,33 +79,32 @@ def assigned_vars(*nodes, fields: dict | None = None, functions=None) -> tuple[s
         elif fields.get(root.id, set()) is not None:
             fields.setdefault(root.id, set()).update((base + off, ty) for off, ty in changed)
 
+    def assigned(n, target) -> None:
+        root = lvalue_root(target)
+        if root is not None:
+            ids.add(root.id)
+            writes.append((root, n))
+            note(root, target)
+
+    def written_whole(target) -> None:
+        """Written through an address, a non-const reference or an asm output: any part of it."""
+        root = lvalue_root(target)
+        if root is not None:
+            ids.add(root.id)
+            if fields is not None:
+                fields[root.id] = None
+
     def visit(n):
         if isinstance(n, N.Assign):
-            root = lvalue_root(n.lhs)
-            if root is not None:
-                ids.add(root.id)
-                writes.append((root, n))
-                note(root, n.lhs)
+            assigned(n, n.lhs)
         elif isinstance(n, N.IncDec):
-            root = lvalue_root(n.operand)
-            if root is not None:
-                ids.add(root.id)
-                writes.append((root, n))
-                note(root, n.operand)
+            assigned(n, n.operand)
         elif isinstance(n, N.AddrOf) or (isinstance(n, N.Cast) and n.kind == "decay"):
-            root = lvalue_root(n.operand)
-            if root is not None:
-                ids.add(root.id)
-                if fields is not None:
-                    fields[root.id] = None
+            written_whole(n.operand)
         elif isinstance(n, (N.Call, N.Construct)):
             for a, pt in zip(n.args, n.param_types):
                 if isinstance(pt, T.RefType) and not pt.const:  # std::min(a, b) writes neither
-                    root = lvalue_root(a)
-                    if root is not None:
-                        ids.add(root.id)
-                        if fields is not None:
-                            fields[root.id] = None
+                    written_whole(a)
             if isinstance(n, N.Call) and functions is not None and n.func and n.func not in followed:
                 followed.add(n.func)
                 inner = _lambda_body(functions, n.func)
@@ -123,11 +122,7 @@ def assigned_vars(*nodes, fields: dict | None = None, functions=None) -> tuple[s
                     method_fields(root, n)
         elif isinstance(n, N.Asm):
             for o in n.outputs:
-                root = lvalue_root(o)
-                if root is not None:
-                    ids.add(root.id)
-                    if fields is not None:
-                        fields[root.id] = None
+                written_whole(o)
 
     for node in nodes:
         _walk(node, visit)
@@ -170,6 +165,8 @@ def declared_in(node) -> set:
     return out
 
 
+class _Escapes(Exception):
+    """``this`` leaves the method's sight: what it changes is unknown."""
 
 
 def _is_this(e: N.Expr) -> bool:
@@ -190,15 +187,13 @@ def _this_field(e: N.Expr, this_type: T.Type):
             e = e.base
         elif isinstance(e, N.Member) and _is_this(e.base):
             f = this_type.field(e.field) if isinstance(this_type, T.StructType) else None
-            return (f.offset, f.type) if f is not None else "unknown"
+            if f is None:
+                raise _Escapes()  # a field the type mapper does not lay out (a later base's)
+            return f.offset, f.type
         elif isinstance(e, N.Member) and not e.arrow:
             e = e.base
         else:
             return None
-
-
-class _Escapes(Exception):
-    """``this`` leaves the method's sight: what it changes is unknown."""
 
 
 def this_writes(key: str | None, functions, _seen: frozenset = frozenset()) -> set | None:
@@ -213,14 +208,8 @@ def this_writes(key: str | None, functions, _seen: frozenset = frozenset()) -> s
     seen = _seen | {key}
     out: set = set()
 
-    def field_of(e):
-        f = _this_field(e, fn.this_type)
-        if f == "unknown":
-            raise _Escapes()
-        return f
-
     def written(e):
-        f = field_of(e)
+        f = _this_field(e, fn.this_type)
         if f is not None:
             out.add(f)
 

@@ -53,8 +53,7 @@ class CrossTU:
             return []  # CUDA, torch and the standard library: their models decide
         # A file that defines it (a body follows the parameters) or instantiates it; files that
         # only call it are not parsed.
-        defines = re.compile(rf"\b{re.escape(decl.spelling)}\s*\([^;{{}}]*\)\s*(?:const\s*)?(?:noexcept\s*)?\{{"
-                             rf"|\btemplate\s+(?!<)[^;{{}}<#]*\b{re.escape(decl.spelling)}\s*<")
+        defines = definition_pattern(re.escape(decl.spelling))
         out = []
         for d in sorted({caller_file.parent, decl_file.parent}):
             for p in sorted(d.iterdir()):
@@ -138,6 +137,13 @@ class CrossTU:
                         inst.by_usr[ref.get_usr()] = ref
         self._instantiated[key] = inst
         return inst
+
+
+def definition_pattern(name: str = r"([A-Za-z_]\w*)") -> re.Pattern:
+    """Where a source file defines a function ``name`` (a regex; by default any name, captured):
+    a body after its parameters, or an explicit instantiation (``template void f<T, 4>(...)``)."""
+    return re.compile(rf"\b{name}\s*\([^;{{}}]*\)\s*(?:const\s*)?(?:noexcept\s*)?\{{"
+                      rf"|\btemplate\s+(?!<)[^;{{}}<#]*\b{name}\s*<")
 
 
 def explicit_instantiations(text: str, name: str) -> list[str]:

@@ -503,13 +503,5 @@ def _collect_calls(node, out: list[str]) -> None:
         out.append(node.name)  # a function used as a value (a kernel pointer): its body counts too
     elif isinstance(node, Lambda):
         out.append(node.key)
-    for name in getattr(node, "__dataclass_fields__", {}):
-        if name == "span":
-            continue
-        value = getattr(node, name)
-        if isinstance(value, Node):
-            _collect_calls(value, out)
-        elif isinstance(value, tuple):
-            for item in value:
-                if isinstance(item, Node):
-                    _collect_calls(item, out)
+    for child in children(node):
+        _collect_calls(child, out)
