@@ -11,16 +11,20 @@ from .calls import CallOps
 from .context import BudgetExceeded, Context, Options
 from .exprs import ExprOps
 from .host import BindingError, HostOps
+from .invariants import InvariantOps
 from .loops import LoopOps
 from .memory import MemoryOps, PathEnd
+from .state import use_unwritten
 from .stmts import StmtOps
 
 
-class Interpreter(MemoryOps, ExprOps, StmtOps, LoopOps, CallOps, HostOps):
+class Interpreter(MemoryOps, ExprOps, StmtOps, LoopOps, InvariantOps, CallOps, HostOps):
     def __init__(self, program: N.Program, ctx: Context):
         self.program = program
         self.ctx = ctx
         self._regions = 0
+        self._tracked: dict = {}  # region id -> Region, for the objects whose contents are tracked
+        use_unwritten(self.unwritten_value)
         self._statics: dict = {}
         self._shapes: dict = {}
         self.null_region = self.new_region("null", "nullptr", 0)

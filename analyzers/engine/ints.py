@@ -146,8 +146,8 @@ def _int_op(op: str, a: IntV, b: IntV, lo: int, hi: int) -> z3.ArithRef | None:
         return q if op == "/" else x - q * k
     if op == "<<" and k is not None and 0 <= k < 64:
         return x * (1 << k)
-    if op == ">>" and k is not None and 0 <= k < 64 and a.lo >= 0:
-        return x / (1 << k)
+    if op == ">>" and k is not None and 0 <= k < 64 and (a.lo >= 0 or a.ty.signed):
+        return x / (1 << k)  # an arithmetic shift floors, as z3's division by a positive constant
     if op == "&" and a.lo >= 0 and k is not None and k >= 0 and (k + 1) & k == 0:
         return x % (k + 1)  # a mask of low bits
     return None

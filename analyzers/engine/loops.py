@@ -4,8 +4,9 @@ A loop is unrolled while its condition stays concrete, up to ``unroll_max`` iter
 is summarised by one symbolic iteration: the induction variable becomes ``start + k*step`` for a
 symbolic iteration ``k`` (exact, so an induction variable that wraps is itself a finding), variables
 advanced by a loop-invariant step alongside it follow the same ``k``, and every other variable the
-body assigns is havocked. A finding that depends on a havocked value is not reported as a bug: the
-instance becomes inconclusive at the loop instead (never a false alarm from a summary).
+body assigns is havocked, then bounded again by the invariants ``invariants.py`` proves. A finding
+that depends on a havocked value is not reported as a bug: the instance becomes inconclusive at the
+loop instead (never a false alarm from a summary).
 """
 from __future__ import annotations
 
@@ -221,11 +222,16 @@ class LoopOps:
             if k is not None:
                 havocked.discard(shape.ind.id)
                 havocked -= set(shape.secondary)
+        start = self.int_scalars(st, havocked - set(shape.fields))
         for vid in havocked:
             if vid in shape.fields:
                 self.havoc_fields(st, vid, shape.fields[vid], where)
             else:
                 self.havoc_var(st, vid, where)
+        if start:
+            invariant = self.loop_invariant(loop, cond, inc, body, st, start, inside)
+            if invariant is not None:
+                st.assume(invariant)
         entry = st.fork()
         if inside is not None:
             entry.assume(inside)

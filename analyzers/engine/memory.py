@@ -54,6 +54,12 @@ class MemoryOps:
     def new_region(self, kind: str, name: str, size, span: N.Span | None = None, *, tracked: bool = False,
                    elem_size: int = 0, values=None, align: int = 16, note: str = "") -> Region:
         self._regions += 1
+        region = self._new_region(kind, name, size, span, tracked, elem_size, values, align, note)
+        if tracked:
+            self._tracked[region.id] = region
+        return region
+
+    def _new_region(self, kind, name, size, span, tracked, elem_size, values, align, note) -> Region:
         if isinstance(size, int):
             size_bv, lo, hi, size_iv = z3.BitVecVal(size, 64), size, size, z3.IntVal(size)
         else:
@@ -227,13 +233,20 @@ class MemoryOps:
         part = self._bytes_of_int(content, off, ty)
         if part is not None:
             return part
-        summary = self.ctx.loop_written.get(region.id)
-        if summary is not None:  # never written on this path, unless by a summarised loop
-            v = self._fresh(ty, region.name, span)
-            if isinstance(v, IntV):
-                self.ctx.symbol(summary, v.bv, "havoc", v.ty.signed)
-            return v
-        return self._fresh(ty, f"{region.name}", span, uninitialized=True)
+        v = self.unwritten_value(region.id, ty)
+        return v if v is not None else self._fresh(ty, region.name, span)
+
+    def unwritten_value(self, rid: int, ty: T.Type) -> Val | None:
+        """What a tracked object holds where this path never wrote: any value (uninitialized), a
+        loop value where a summarised loop may have written it; None for untracked memory."""
+        region = self._tracked.get(rid)
+        if region is None:
+            return None
+        v = fresh_value(ty, region.name, self.ctx.counter)
+        summary = self.ctx.loop_written.get(rid)
+        if summary is not None and isinstance(v, IntV):
+            self.ctx.symbol(summary, v.bv, "havoc", v.ty.signed)
+        return v
 
     @staticmethod
     def _bytes_of_int(content: dict, off: int, ty: T.Type) -> Val | None:
@@ -267,7 +280,7 @@ class MemoryOps:
 
     # ------------------------------------------------------------ fresh values
 
-    def _fresh(self, ty: T.Type, name: str, span: N.Span, uninitialized: bool = False) -> Val:
+    def _fresh(self, ty: T.Type, name: str, span: N.Span) -> Val:
         v = fresh_value(ty, name, self.ctx.counter)
         if v is None:
             if isinstance(ty, T.PtrType):

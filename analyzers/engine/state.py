@@ -214,6 +214,7 @@ def try_merge(a: State, b: State) -> State | None:
             if m is None:
                 return None  # two different objects (tensors, closures): keep the paths apart
             merged[off] = (ta, m)
+        _merge_one_sided(merged, rid, ca, da, db)
         mem[rid] = merged
     retval = a.retval
     if a.status == "return":
@@ -222,6 +223,35 @@ def try_merge(a: State, b: State) -> State | None:
             return None
     pc = prefix + ((z3.Or(ca, cb),) if ra or rb else ())
     return State(pc, frames, a.stack, mem, owned, a.status, retval, a.thread, None, a.depth)
+
+
+# What a tracked object holds where a path never wrote it (the interpreter's answer: an
+# uninitialized value, or a loop value where a summarised loop may have written it); None for
+# memory whose contents are not tracked. Set per analysis, like lia.CURRENT.
+UNWRITTEN = None
+
+
+def use_unwritten(fn) -> None:
+    global UNWRITTEN
+    UNWRITTEN = fn
+
+
+def _merge_one_sided(merged: dict, rid: int, c: z3.BoolRef, da: dict, db: dict) -> None:
+    """Entries only one path wrote: ite(c, written, what the other path holds there), so that a
+    later read under the writing path's condition still sees the written value (dropping the entry
+    made it an unknown value on both paths, and a finding on it a false alarm)."""
+    if UNWRITTEN is None:
+        return
+    for off in da.keys() ^ db.keys():
+        if any(o < off < o + max(t.size, 1) for o, (t, _) in merged.items()):
+            continue  # overlaps a value both paths hold
+        ty, v = da[off] if off in da else db[off]
+        other = UNWRITTEN(rid, ty)
+        if other is None:
+            continue
+        m = merge_values(c, v, other) if off in da else merge_values(c, other, v)
+        if m is not None:
+            merged[off] = (ty, m)
 
 
 def merge_all(states: list[State], limit: int = 64) -> list[State]:
@@ -269,13 +299,14 @@ def absorb(st: State, sub: State, cond: z3.BoolRef) -> None:
             continue
         base = base or {}
         merged = {}
-        for off in d.keys() | base.keys():
-            a, b = d.get(off), base.get(off)
-            if a is None or b is None or (a[0] != b[0] and a[0].size != b[0].size):
+        for off in d.keys() & base.keys():
+            a, b = d[off], base[off]
+            if a[0] != b[0] and a[0].size != b[0].size:
                 continue
             m = merge_values(cond, a[1], b[1])
             if m is not None:
                 merged[off] = (a[0], m)
+        _merge_one_sided(merged, rid, cond, d, base)
         st.mem[rid] = merged
         st.owned.add(rid)
     for fid, f in sub.frames.items():
