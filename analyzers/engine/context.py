@@ -93,8 +93,11 @@ class Context:
 
     # ------------------------------------------------------------ budgets
 
+    def over_budget(self) -> bool:
+        return budget_clock() - self.start > self.options.time_budget_s
+
     def tick(self) -> None:
-        if budget_clock() - self.start > self.options.time_budget_s:
+        if self.over_budget():
             self.timed_out_in = self.kernel or self.heaviest_kernel()
             raise BudgetExceeded()
 
@@ -263,8 +266,8 @@ class Context:
                 continue
             hi = better.eval(term, model_completion=True).as_long()
             for _ in range(8):
-                if lo >= hi:
-                    break
+                if lo >= hi or self.over_budget():
+                    break  # out of budget: the witness found so far stands
                 mid = lo if hi - lo <= 1 else (lo + hi) // 2
                 trial = self._try_model(list(pc) + [cond] + fixed + [z3.ULE(term, mid)])
                 if trial is None:
@@ -288,7 +291,7 @@ class Context:
         hi = model.eval(term, model_completion=True).as_long()
         best = model
         for _ in range(steps):
-            if lo >= hi:
+            if lo >= hi or self.over_budget():
                 break
             mid = (lo + hi) // 2
             m = self._try_model(constraints + [z3.ULE(term, mid)])

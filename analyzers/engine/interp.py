@@ -24,6 +24,7 @@ class Interpreter(MemoryOps, ExprOps, StmtOps, LoopOps, InvariantOps, CallOps, H
         self.ctx = ctx
         self._regions = 0
         self._tracked: dict = {}  # region id -> Region, for the objects whose contents are tracked
+        self._silent = False  # inside an invariant search's pass through a loop body
         use_unwritten(self.unwritten_value)
         self._statics: dict = {}
         self._shapes: dict = {}

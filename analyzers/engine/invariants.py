@@ -51,6 +51,8 @@ class InvariantOps:
     def loop_invariant(self, loop, cond, inc, body, st, start: dict, inside) -> z3.BoolRef | None:
         """What holds at the head of every iteration of the loop and after it, over the variables of
         ``start`` (their entry values), ``st`` being the havocked state; None when nothing is kept."""
+        if self._silent:
+            return None  # a loop inside a silent pass is summarised plainly: the search stays linear in the depth
         now = {vid: v for vid in start if (v := self._scalar(st, vid)) is not None and v.ty == start[vid].ty}
         if not now:
             return None
@@ -81,12 +83,13 @@ class InvariantOps:
     def _silent_iteration(self, body, inc, head) -> list:
         """The states that go round again after one pass, run with no check listening: the pass only
         tests candidates; the summary's own pass reports (under weaker assumptions, so it sees every
-        path this one does)."""
-        checks, self.ctx.checks = self.ctx.checks, []
+        path this one does). Loops inside it are summarised without a search of their own (sound,
+        only less precise): nested searches would multiply, level by level."""
+        checks, self.ctx.checks, self._silent = self.ctx.checks, [], True
         try:
             going, _ = self.iteration(body, inc, head)
         finally:
-            self.ctx.checks = checks
+            self.ctx.checks, self._silent = checks, False
         return going
 
     def _broken(self, cands: list, start: dict, going: list) -> set:
