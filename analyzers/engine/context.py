@@ -217,6 +217,7 @@ class Context:
         reason at ``span``. With ``cond_int`` (the condition in integers), the sizes of an integer
         model are tried first: with every size fixed, products of sizes are constants and the
         bit-vector query is easy, where the open one may not be."""
+        self.tick()  # one statement may ask many near-limit queries: the budget holds between them
         if cond_int is not None and len(self.dim_order) > 1:
             names = [name for name, _ in self.dim_order]
             # The linear minimum first (a small witness), then an exact nonlinear model.
