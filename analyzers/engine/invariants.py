@@ -62,23 +62,20 @@ class InvariantOps:
         for _ in range(MAX_ROUNDS):
             if not cands:
                 return None
+            invariant = z3.Or(not_yet, z3.And(*[_term(c, now, start) for c in cands]))
             head = st.fork()
-            head.assume(z3.Or(not_yet, z3.And(*[_term(c, now, start) for c in cands])))
+            head.assume(invariant)
             if inside is not None:
                 head.assume(inside)
             if cond is not None:
                 head.assume(self.truth(self.eval(cond, head), loop.span))
             if not self.ctx.feasible(head.pc):
-                break  # the body never runs from here: every candidate holds
+                return invariant  # the body never runs from here: every candidate holds
             broken = self._broken(cands, start, self._silent_iteration(body, inc, head))
             if not broken:
-                break
+                return invariant
             cands = [c for i, c in enumerate(cands) if i not in broken]
-        else:
-            return None
-        if not cands:
-            return None
-        return z3.Or(not_yet, z3.And(*[_term(c, now, start) for c in cands]))
+        return None
 
     def _silent_iteration(self, body, inc, head) -> list:
         """The states that go round again after one pass, run with no check listening: the pass only

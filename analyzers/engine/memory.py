@@ -54,19 +54,16 @@ class MemoryOps:
     def new_region(self, kind: str, name: str, size, span: N.Span | None = None, *, tracked: bool = False,
                    elem_size: int = 0, values=None, align: int = 16, note: str = "") -> Region:
         self._regions += 1
-        region = self._new_region(kind, name, size, span, tracked, elem_size, values, align, note)
-        if tracked:
-            self._tracked[region.id] = region
-        return region
-
-    def _new_region(self, kind, name, size, span, tracked, elem_size, values, align, note) -> Region:
         if isinstance(size, int):
             size_bv, lo, hi, size_iv = z3.BitVecVal(size, 64), size, size, z3.IntVal(size)
         else:
             iv = size if size.ty.bits == 64 else ints.convert(size, T.INT64, span or N.NO_SPAN)
             size_bv, lo, hi = iv.bv, max(iv.lo, 0), iv.hi
             size_iv = ints.I(iv) if iv.math is None else None
-        return Region(self._regions, kind, name, size_bv, lo, hi, span, elem_size, tracked, note, values, align, size_iv)
+        region = Region(self._regions, kind, name, size_bv, lo, hi, span, elem_size, tracked, note, values, align, size_iv)
+        if tracked:
+            self._tracked[region.id] = region  # what a path never wrote there: unwritten_value
+        return region
 
     def local_region(self, ty: T.Type, name: str, span: N.Span | None, kind: str = "local") -> Region:
         return self.new_region(kind, name, max(ty.size, 0), span, tracked=True, elem_size=_elem_size(ty), align=max(ty.align, 1))
