@@ -160,6 +160,9 @@ def arith(op: str, a: IntV, b: IntV, ty: T.IntType, span: N.Span, stack=()) -> I
     if op in ("<<", ">>"):
         shift = b
         b = IntV(ty, widen(b.bv, b.ty.signed, ty.bits), b.lo, b.hi, None, b.sites, iv=I(b))
+    identity = _identity(op, a, b, ty)
+    if identity is not None:
+        return identity
     x, y = a.bv, b.bv
     if op == "/" and b.concrete() is None and a.scaled is not None and isinstance(a.scaled[1], IntV) \
             and a.math is None and b.math is None:
@@ -176,6 +179,12 @@ def arith(op: str, a: IntV, b: IntV, ty: T.IntType, span: N.Span, stack=()) -> I
         q = factor // b.concrete()
         base = convert(base, ty, span, stack) if base.ty != ty else base
         return base if q == 1 else arith("*", base, const_int(q, ty), ty, span, stack)
+    if op == "/" and b.concrete() and a.scaled is not None and isinstance(a.scaled[1], int) and a.scaled[1] > 0 \
+            and b.concrete() % a.scaled[1] == 0 and a.math is None and b.math is None and a.scaled[0].lo >= 0:
+        # (n * c) / d with c | d and n >= 0: n / (d / c) (cols * sizeof(half) / 16 is cols / 8).
+        base, factor = a.scaled
+        base = convert(base, ty, span, stack) if base.ty != ty else base
+        return arith("/", base, const_int(b.concrete() // factor, ty), ty, span, stack)
     if op in ("/", "%") and a.lo >= 0 and b.lo >= 0 and b.hi > 0:
         # Non-negative operands: unsigned division at the width the values need gives the same
         # result, and a narrow divider is far cheaper for the solver.
@@ -229,6 +238,22 @@ def arith(op: str, a: IntV, b: IntV, ty: T.IntType, span: N.Span, stack=()) -> I
         operands_exact = lia.CURRENT.bounded(wide, None, None)
     site = _site(op, span, ty, wraps, stack, None, r, widen(wide, True, MATH_BITS), operands_exact)
     return IntV(ty, r, ty.min, ty.max, math, sites | {site}, None, iv)
+
+
+def _identity(op: str, a: IntV, b: IntV, ty: T.IntType) -> IntV | None:
+    """``x * 1``, ``1 * x``, ``x + 0``, ``0 + x``, ``x - 0``, ``x / 1``: ``x`` itself. A product
+    started from 1 (a numel, a view's known dims) then keeps the factors that later cancel a
+    division, instead of a 64-bit divider for the solver."""
+    one_side = {"*": 1, "+": 0, "-": 0, "/": 1}.get(op)
+    if one_side is None:
+        return None
+    def neutral(v: IntV) -> bool:
+        return v.concrete() == one_side and v.math is None and not v.sites
+    if neutral(b) and a.ty == ty:
+        return a
+    if op in ("*", "+") and neutral(a) and b.ty == ty:
+        return b
+    return None
 
 
 def _machine(v: IntV) -> IntV:

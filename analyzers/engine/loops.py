@@ -214,11 +214,12 @@ class LoopOps:
         where = f"{loop.span.file}:{loop.span.line}"
         havocked = set(shape.assigned)
         k = None
-        inside = None
+        inside = exits_at = None
         if shape.ind is not None:
-            self._inside = None
+            self._inside = self._exits_at = None
             k = self._induction(shape, st, where, loop)
             inside, self._inside = self._inside, None
+            exits_at, self._exits_at = self._exits_at, None
             if k is not None:
                 havocked.discard(shape.ind.id)
                 havocked -= set(shape.secondary)
@@ -247,16 +248,39 @@ class LoopOps:
                 for y in going:
                     self._next_value_sink(shape, y, loop)
         exit_state = st
-        if shape.ind is not None:
+        if shape.ind is not None and (k is None or cond is None):
             self.havoc_var(exit_state, shape.ind.id, where)
             for vid in shape.secondary:
                 self.havoc_var(exit_state, vid, where)
+        elif shape.ind is not None:
+            self._exit_iteration(shape, exit_state, cond, k, exits_at, loop)
         if cond is not None:
             c = self.truth(self.eval(cond, exit_state), loop.span)
             exit_state.assume(z3.Not(c))
             if self.ctx.feasible(exit_state.pc):
                 out.append(exit_state)
         return out
+
+    def _exit_iteration(self, shape: LoopShape, st: State, cond: N.Expr, k, exits_at, loop: N.Stmt) -> None:
+        """The loop left by its condition at iteration k: the counter and the variables advanced
+        with it keep their values at k (``base`` after ``base += 256`` k times, for the tail after
+        the loop), and k is the first iteration where the condition fails: it held at k - 1, unless
+        it reads a variable the body changes (then its value at k - 1 is not known)."""
+        value, previous = exits_at
+        ind_loc = self.var_loc(shape.ind, st, loop.span)
+        self._store_tracked(st, ind_loc.region, ind_loc.off, value.ty, value, loop.span)
+        if vars_used(cond) & (shape.assigned - {shape.ind.id}):
+            return
+        before = st.fork()
+        self._store_tracked(before, ind_loc.region, ind_loc.off, value.ty, previous, loop.span)
+        checks, self.ctx.checks = self.ctx.checks, []  # the condition at k - 1 was checked in the body
+        try:
+            held = self.truth(self.eval(cond, before), loop.span)
+        except PathEnd:
+            return
+        finally:
+            self.ctx.checks = checks
+        st.assume(z3.Or(lia.CURRENT.register(k == 0, self._k_int(k) == 0), held))
 
     def _induction(self, shape: LoopShape, st: State, where: str, loop: N.Stmt):
         """Give the induction variable its value at a symbolic iteration k. None when the step's
@@ -299,6 +323,7 @@ class LoopOps:
             hi = min(start.hi, ty.max)
         iv = lia.CURRENT.var(name, lo, hi)
         value = IntV(ty, bv, lo, hi, iv=iv)
+        self._exits_at = (value, None)
         deps = _names(start.exact, step.exact, bound.bv if isinstance(bound, IntV) else None)
         self.ctx.symbol(f"{shape.ind.name} (loop at {where})", bv, "loop", ty.signed, deps=deps)
         self.ctx.symbol(f"iteration of loop at {where}", k, "loop", signed=False, deps=deps)
@@ -308,6 +333,10 @@ class LoopOps:
         st.assume(lia.CURRENT.register(widen(bv, ty.signed, MATH_BITS) == start.exact + kk * stepx,
                                        iv == ints.I(start) + self._k_int(k) * step_i))
         self._store_tracked(st, ind_loc.region, ind_loc.off, ty, value, loop.span)
+        # Its value at k - 1 (the last iteration when the loop leaves at k), exact as the value at
+        # k is: had the step to k - 1 wrapped, the summarised iteration reports it.
+        prev = z3.Extract(ty.bits - 1, 0, start.exact + (kk - 1) * stepx)
+        self._exits_at = (value, IntV(ty, prev, ty.min, ty.max, iv=ints.I(start) + (self._k_int(k) - 1) * step_i))
         if isinstance(bound, IntV) and shape.ind_left and bound.ty.bits <= ty.bits:
             # Inside the loop the condition holds: put it on the path, then let the interval use it.
             cond = ints.compare(shape.cmp, value, ints.convert(bound, ty, loop.span) if bound.ty != ty else bound)
