@@ -112,6 +112,34 @@ def test_registrations_map_schema_names_to_launchers(tmp_path):
     assert r.registered_at == ("csrc/bindings.cpp", 5)
 
 
+def test_stable_abi_registrations_are_ops(tmp_path):
+    # The stable ABI's headers define STABLE_TORCH_LIBRARY_* themselves: schema in a fragment,
+    # implementation in an impl block through TORCH_BOX, as vLLM's libtorch_stable bindings do.
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "csrc" / "ops.h").write_text(textwrap.dedent("""\
+        #include <torch/csrc/stable/tensor.h>
+        torch::stable::Tensor permute_cols(torch::stable::Tensor const& A, torch::stable::Tensor const& perm);
+        """))
+    (tmp_path / "csrc" / "permute.cu").write_text(textwrap.dedent("""\
+        #include "ops.h"
+        torch::stable::Tensor permute_cols(torch::stable::Tensor const& a, torch::stable::Tensor const& p) { return a; }
+        """))
+    (tmp_path / "csrc" / "bindings.cpp").write_text(textwrap.dedent("""\
+        #include <torch/csrc/stable/library.h>
+        #include "ops.h"
+        STABLE_TORCH_LIBRARY_FRAGMENT(_C, ops) {
+          ops.def("permute_cols(Tensor A, Tensor perm) -> Tensor");
+        }
+        STABLE_TORCH_LIBRARY_IMPL(_C, CUDA, ops) {
+          ops.impl("permute_cols", TORCH_BOX(&permute_cols));
+        }
+        """))
+    reg = discover(tmp_path)
+    [r] = reg.find("_C::permute_cols")
+    assert (r.function, r.file, r.dispatch_key) == ("permute_cols", "csrc/permute.cu", "CUDA")
+    assert r.arg_names() == {"A": "a", "perm": "p"} and r.registered_at == ("csrc/bindings.cpp", 4)
+
+
 def test_manifest_commands(tmp_path):
     def kv(*args):
         return subprocess.run([sys.executable, "-m", "bot.cli", *args], capture_output=True, text=True, cwd=ROOT)

@@ -32,8 +32,9 @@ _STABLE_DEFINES = {
     "TORCH_BOX(f)": "f",
 }
 _COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_BLOCK_PREFIXES = (("__kernelvet_torch_library_impl_", "torch"), ("__kernelvet_torch_library_fragment_", "torch"),
-                   ("__kernelvet_torch_library_", "torch"), ("__kernelvet_pybind11_module_", "pybind11"))
+# The stable ABI's blocks have their own names when its headers (the shims') define the macros.
+_BLOCK_PREFIXES = tuple((f"__kernelvet_{abi}torch_library{part}_", "torch") for abi in ("", "stable_")
+                        for part in ("_impl", "_fragment", "")) + (("__kernelvet_pybind11_module_", "pybind11"),)
 _PREFERRED_KEYS = ("CUDA", "kCUDA", "CompositeExplicitAutograd", "CatchAll", "")
 
 
@@ -142,7 +143,7 @@ def _blocks(tu: ci.TranslationUnit, path: Path):
             if c.spelling.startswith(prefix):
                 rest = c.spelling[len(prefix):]
                 key = ""
-                if prefix == "__kernelvet_torch_library_impl_":
+                if prefix.endswith("_library_impl_"):
                     rest, _, key = rest.rpartition("_") if rest.count("_") else (rest, "", "")
                 yield c, kind, rest, key
                 break
