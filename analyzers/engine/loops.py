@@ -35,6 +35,7 @@ class LoopShape:
     cmp: str = ""
     bound: N.Expr | None = None
     ind_left: bool = True
+    offset: bool = False  # the condition compares the counter plus an invariant (j + 32 < n)
     secondary: dict = field(default_factory=dict)  # var id -> (VarDecl, step expr, negate)
     # Structs the body changes field by field (grid.x *= 2): var id -> {(byte offset, field type)}.
     # Only those fields are havocked; a var missing here is havocked whole.
@@ -74,6 +75,16 @@ def _step_of(write, decl) -> tuple[N.Expr, bool] | None:
     return None
 
 
+def _counter_side(side: N.Expr, changing: set) -> tuple:
+    """The counter a side of the loop condition compares, and whether it is offset: ``j`` in
+    ``j < n``, also in ``j + 32 < n`` and ``j - 1 < n`` (the offset invariant)."""
+    v = _strip(side)
+    if isinstance(v, N.Binary) and v.op in ("+", "-") and isinstance(_strip(v.lhs), N.Var) \
+            and not (vars_used(v.rhs) & changing):
+        return _strip(v.lhs), True
+    return v, False
+
+
 def loop_shape(cond: N.Expr | None, inc: N.Expr | None, body: N.Stmt, functions=None) -> LoopShape:
     per_field: dict = {}
     ids, writes = assigned_vars(body, inc, fields=per_field, functions=functions)
@@ -102,11 +113,12 @@ def loop_shape(cond: N.Expr | None, inc: N.Expr | None, body: N.Stmt, functions=
         if not (isinstance(c, N.Binary) and c.op in ("<", "<=", ">", ">=", "!=")):
             continue
         for left, side, other in ((True, c.lhs, c.rhs), (False, c.rhs, c.lhs)):
-            v = _strip(side)
+            v, offset = _counter_side(side, ids | local)
             if isinstance(v, N.Var) and v.decl.id in shape.secondary and not (vars_used(other) & (ids | local)):
                 decl, step, neg = shape.secondary.pop(v.decl.id)
                 shape.ind, shape.step, shape.step_neg = decl, step, neg
                 shape.cmp, shape.bound, shape.ind_left = c.op, other, left
+                shape.offset = offset
                 break
     return shape
 
@@ -337,7 +349,7 @@ class LoopOps:
         # k is: had the step to k - 1 wrapped, the summarised iteration reports it.
         prev = z3.Extract(ty.bits - 1, 0, start.exact + (kk - 1) * stepx)
         self._exits_at = (value, IntV(ty, prev, ty.min, ty.max, iv=ints.I(start) + (self._k_int(k) - 1) * step_i))
-        if isinstance(bound, IntV) and shape.ind_left and bound.ty.bits <= ty.bits:
+        if isinstance(bound, IntV) and shape.ind_left and not shape.offset and bound.ty.bits <= ty.bits:
             # Inside the loop the condition holds: put it on the path, then let the interval use it.
             cond = ints.compare(shape.cmp, value, ints.convert(bound, ty, loop.span) if bound.ty != ty else bound)
             if not negative and shape.cmp in ("<", "<="):

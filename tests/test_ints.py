@@ -1,0 +1,63 @@
+"""Integer operations that keep products whole: the forms the solver would otherwise bit-blast as
+dividers (numel / num_tokens, cols * sizeof(half) / 16, a product started from 1)."""
+import z3
+
+from analyzers.engine import ints
+from analyzers.engine.values import const_int, fresh_int
+from analyzers.kir import types as T
+from analyzers.kir.nodes import NO_SPAN
+
+
+def _mul(a, b, ty=T.INT64):
+    return ints.arith("*", a, b, ty, NO_SPAN)
+
+
+def _div(a, b, ty=T.INT64):
+    return ints.arith("/", a, b, ty, NO_SPAN)
+
+
+def _has(v, *kinds) -> bool:
+    stack = [v.bv]
+    while stack:
+        t = stack.pop()
+        if any(z3.is_app_of(t, k) for k in kinds):
+            return True
+        stack.extend(t.children())
+    return False
+
+
+def test_a_product_started_from_one_is_its_factor():
+    tokens = fresh_int("num_tokens", T.INT64, 1, 1 << 21)
+    one = const_int(1, T.INT64)
+    assert _mul(one, tokens) is tokens and _mul(tokens, one) is tokens
+    assert ints.arith("+", tokens, const_int(0, T.INT64), T.INT64, NO_SPAN) is tokens
+    assert _div(tokens, one) is tokens
+
+
+def test_numel_over_rows_is_the_row_width():
+    tokens = fresh_int("num_tokens", T.INT64, 1, 1 << 21)
+    numel = _mul(tokens, const_int(5120, T.INT64))
+    assert _div(numel, tokens).concrete() == 5120
+
+
+def test_numel_over_a_symbolic_width_is_the_row_count():
+    rows = fresh_int("rows", T.INT64, 1, 1 << 20)
+    cols = fresh_int("cols", T.INT64, 1, 1 << 18)
+    numel = _mul(_mul(const_int(1, T.INT64), rows), cols)
+    assert _div(numel, _mul(const_int(1, T.INT64), cols)) is rows
+
+
+def test_bytes_over_vector_size_divides_the_count():
+    cols = fresh_int("cols", T.INT64, 1, 1 << 18)
+    vectors = _div(_mul(cols, const_int(2, T.INT64)), const_int(16, T.INT64))  # cols * sizeof(half) / 16
+    assert not _has(vectors, z3.Z3_OP_BMUL)  # cols / 8: no product inside the division
+    s = z3.Solver()
+    s.add(vectors.bv != z3.UDiv(cols.bv, 8), cols.bv >= 1, cols.bv <= 1 << 18)
+    assert s.check() == z3.unsat
+
+
+def test_a_wrapping_operand_is_not_simplified_away():
+    # 1 * x where x may have wrapped keeps x's wrap sites: the identity returns x itself.
+    x = fresh_int("x", T.INT32, -(1 << 31), (1 << 31) - 1)
+    big = ints.arith("*", x, const_int(3, T.INT32), T.INT32, NO_SPAN)
+    assert big.sites and _mul(const_int(1, T.INT32), big, T.INT32).sites == big.sites
