@@ -4,7 +4,8 @@ A loop is unrolled while its condition stays concrete, up to ``unroll_max`` iter
 is summarised by one symbolic iteration: the induction variable becomes ``start + k*step`` for a
 symbolic iteration ``k`` (exact, so an induction variable that wraps is itself a finding), variables
 advanced by a loop-invariant step alongside it follow the same ``k``, and every other variable the
-body assigns is havocked, then bounded again by the invariants ``invariants.py`` proves. A finding
+body assigns is havocked, then bounded again by the invariants ``invariants.py`` proves. The exit
+keeps the counter and its companions at the iteration where the condition first fails. A finding
 that depends on a havocked value is not reported as a bug: the instance becomes inconclusive at the
 loop instead (never a false alarm from a summary).
 """
