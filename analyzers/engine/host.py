@@ -403,7 +403,8 @@ class HostOps:
             if th is None:
                 raise PathEnd("stuck", f"__shared__ {v.name} outside a kernel", v.span)
             if v.id not in th.shared:
-                th.shared[v.id] = self.new_region("shared", v.name, max(v.ty.size, 0), v.span, align=max(v.ty.align, 16))
+                th.shared[v.id] = self.new_region("shared", v.name, max(v.ty.size, 0), v.span,
+                                                  align=max(v.ty.align, v.align, 16))
             return th.shared[v.id]
         if v.storage == "extern_shared":
             th = st.thread
@@ -414,7 +415,7 @@ class HostOps:
             return self.static_region(v) or self.new_region("global", v.name, max(v.ty.size, 0), v.span)
         if isinstance(v.ty, T.RefType):
             return self.local_region(T.PtrType(T.VOID), v.name, v.span)
-        return self.local_region(v.ty, v.name, v.span)
+        return self.local_region(v.ty, v.name, v.span, align=v.align)
 
     def static_region(self, v: N.VarDecl) -> Region | None:
         if v.storage not in ("static", "constant", "global"):
@@ -425,7 +426,7 @@ class HostOps:
             # A const static holds what its one initialization stored (see ex_decl).
             tracked = v.storage == "static" and v.const
             self._statics[key] = self.new_region(kind, v.name, max(v.ty.size, 0), v.span, tracked=tracked,
-                                                 align=max(v.ty.align, 1) if tracked else 16)
+                                                 align=max(v.ty.align, v.align, 1) if tracked else max(v.align, 16))
         return self._statics[key]
 
     def global_loc(self, e: N.Global, st: State):

@@ -65,8 +65,10 @@ class MemoryOps:
             self._tracked[region.id] = region  # what a path never wrote there: unwritten_value
         return region
 
-    def local_region(self, ty: T.Type, name: str, span: N.Span | None, kind: str = "local") -> Region:
-        return self.new_region(kind, name, max(ty.size, 0), span, tracked=True, elem_size=_elem_size(ty), align=max(ty.align, 1))
+    def local_region(self, ty: T.Type, name: str, span: N.Span | None, kind: str = "local", align: int = 0) -> Region:
+        """A local object; ``align``: what its declaration asks beyond its type's (alignas)."""
+        return self.new_region(kind, name, max(ty.size, 0), span, tracked=True, elem_size=_elem_size(ty),
+                               align=max(ty.align, align, 1))
 
     # ------------------------------------------------------------ pointers
 

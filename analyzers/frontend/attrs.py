@@ -1,4 +1,4 @@
-"""Kernel attributes the Python binding does not expose: ``__launch_bounds__``.
+"""Attributes the Python binding does not expose: ``__launch_bounds__``, a variable's ``alignas``.
 
 libclang shows the attribute only as an unexposed child, so its argument is read from the
 declaration's tokens (``__launch_bounds__(kThreads)`` and torch's ``C10_LAUNCH_BOUNDS_1``), with the
@@ -64,6 +64,32 @@ def _tokens_before_name(c: ci.Cursor) -> list[str]:
         else:
             out.append(t.spelling)
     return out
+
+
+_ALIGNAS = re.compile(r"(?:alignas|__align__|__attribute__\s*\(\(\s*aligned)\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
+
+
+def declared_alignment(c: ci.Cursor, template_values: dict[str, int] | None = None) -> int:
+    """The alignment a variable declaration asks for (``alignas(16) T regs[8]``, CUDA's
+    ``__align__(16)``, ``__attribute__((aligned(16)))``), 0 when none or not a constant: the
+    type's own alignment then holds. Read from the source at the attribute, as libclang shows only
+    its kind."""
+    attr = next((k for k in c.get_children() if k.kind == CK.ALIGNED_ATTR), None)
+    if attr is None or attr.extent.start.file is None:
+        return 0
+    where = attr.extent.start
+    tu = c.translation_unit
+    # Rebuilt from its position: a macro's attribute (__align__) then reads at its use, not in the
+    # macro's definition.
+    start = ci.SourceLocation.from_position(tu, where.file, where.line, where.column)
+    end = ci.SourceLocation.from_position(tu, where.file, where.line + 1, 1)
+    text = " ".join(t.spelling for t in tu.get_tokens(extent=ci.SourceRange.from_locations(start, end)))
+    m = _ALIGNAS.match(text)
+    if m is None:
+        return 0
+    values = template_values or {}
+    v = _evaluate(" ".join(str(values.get(a, a)) for a in m.group(1).split()))
+    return v if v is not None and v & (v - 1) == 0 else 0
 
 
 def template_parameter_names(c: ci.Cursor) -> list[str]:

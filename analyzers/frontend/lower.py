@@ -324,7 +324,7 @@ class Lowerer:
                 storage = "static"
         self._next_var += 1
         v = N.VarDecl(self._next_var, c.spelling, self.types(c.type), storage, span=self.span(c),
-                      const=c.type.is_const_qualified())
+                      const=c.type.is_const_qualified(), align=attrs.declared_alignment(c))
         self._vars[ident] = v
         return v
 

@@ -46,6 +46,7 @@ class VarDecl(Node):
     storage: str = "local"  # local | param | shared | extern_shared | static | global | constant
     span: Span = _span()
     const: bool = False  # the object itself is const-qualified
+    align: int = 0  # alignment the declaration asks for (alignas), 0: the type's
 
 
 # ---------------------------------------------------------------- expressions
