@@ -10,6 +10,7 @@ from .memory import ForkNeeded, PathEnd
 from . import ints
 from .state import State, decided, merge_all
 from .values import IntV, Loc, RefV, const_int
+from .writes import _strip
 
 
 class StmtOps:
@@ -123,12 +124,37 @@ class StmtOps:
                 continue
             c = self.truth(self.eval(s.cond, x), s.span)
             for branch, cond in self.branches(x, c):
+                if decided(c) is None:
+                    self.refine(s.cond, branch, cond)
                 body = s.then if branch else s.els
                 if body is None:
                     out.append(cond)
                 else:
                     out.extend(self.run_stmt(body, cond))
         return merge_all(out)
+
+    def refine(self, cond: N.Expr, holds: bool, st: State) -> None:
+        """On the side of a branch where ``var == constant`` holds (``TORCH_CHECK(group_size == 128)``
+        continues only so), the variable holds the constant: later divisions and remainders by it
+        are by a constant, linear for the integers instead of a divider for the solver."""
+        for side, other in _equalities(cond, holds):
+            var = _strip(side)
+            k = _constant(other)
+            if not isinstance(var, N.Var) or k is None or var.decl.storage not in ("local", "param"):
+                continue
+            vty, cty = var.decl.ty, side.ty
+            if not (isinstance(vty, T.IntType) and isinstance(cty, T.IntType)) or not vty.min <= k <= vty.max:
+                continue
+            # The conversion to the comparison's type must keep every value apart (a widening).
+            if (vty.bits, vty.signed) != (cty.bits, cty.signed) and not (vty.bits < cty.bits and (cty.signed or not vty.signed)):
+                continue
+            try:
+                loc = self.var_loc(var.decl, st, cond.span)
+                old = self.load(st, loc, cond.span)
+            except PathEnd:
+                continue
+            if isinstance(old, IntV) and old.concrete() is None and old.math is None and not old.sites:
+                self.store(st, loc, const_int(k, vty), cond.span)
 
     def branches(self, st: State, c: z3.BoolRef) -> list[tuple[bool, State]]:
         """The feasible sides of a branch on ``c``, each in its own state."""
@@ -225,3 +251,24 @@ def _exprs(node):
         yield x
         stack.extend(v for v in N.children(x) if isinstance(v, N.Expr))
 
+
+def _constant(e: N.Expr) -> int | None:
+    e = _strip(e)
+    if isinstance(e, N.IntLit):
+        return e.value
+    if isinstance(e, N.Unary) and e.op == "-" and isinstance(_strip(e.operand), N.IntLit):
+        return -_strip(e.operand).value
+    return None
+
+
+def _equalities(e: N.Expr, holds: bool):
+    """(side, other side) of the equalities that hold where ``e`` evaluates to ``holds``."""
+    e = _strip(e)
+    if isinstance(e, N.Unary) and e.op == "!":
+        yield from _equalities(e.operand, not holds)
+    elif isinstance(e, N.Binary) and e.op == ("&&" if holds else "||"):
+        yield from _equalities(e.lhs, holds)
+        yield from _equalities(e.rhs, holds)
+    elif isinstance(e, N.Binary) and e.op == ("==" if holds else "!="):
+        yield e.lhs, e.rhs
+        yield e.rhs, e.lhs
