@@ -147,7 +147,7 @@ class AlignmentCheck(Check):
             return
         ctx.mark(key)
         model = ctx.minimal(st.pc, cond, cond_i, model)
-        summary = depends_on_summary(ctx, cond)
+        summary = depends_on_summary(ctx, cond, model)
         if summary is not None:
             ctx.stuck("imprecise-loop", f"a possibly misaligned access `{ev.span.text}` depends on {summary}, "
                       "which the loop summary cannot bound", ev.span)

@@ -21,11 +21,14 @@ class Check:
         pass
 
 
-def depends_on_summary(ctx: Context, cond: z3.ExprRef) -> str | None:
+def depends_on_summary(ctx: Context, cond: z3.ExprRef, model=None, rank: int = 0) -> str | None:
     """The name of a havocked loop value the condition depends on, if any: a finding that needs one
-    may be a false alarm of the loop summary, so it is reported as inconclusive instead."""
+    may be a false alarm of the loop summary, so it is reported as inconclusive instead, and the
+    inputs of ``model`` are kept for a run with them fixed (engine/replay.py; lower ``rank``s first:
+    an access before a launch's shape)."""
     for sym in ctx.symbols_behind(cond):
         if sym.kind == "havoc":
+            ctx.note_replay(model, rank)
             return sym.name
     return None
 

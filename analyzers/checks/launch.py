@@ -57,7 +57,7 @@ class LaunchCheck(Check):
         if model is None:
             return
         ctx.mark(key)
-        summary = depends_on_summary(ctx, cond)
+        summary = depends_on_summary(ctx, cond, model, rank=1)
         if summary is not None:
             ctx.stuck("imprecise-loop", f"a possibly invalid launch of {ev.kernel} depends on {summary}, which the "
                       "loop summary cannot bound", ev.span)

@@ -105,7 +105,7 @@ class BoundsCheck(Check):
         ctx.mark(key)
         model = ctx.minimal(st.pc, cond, cond_i, model)
         st.assume(ctx.lia.register(z3.Not(cond), z3.Not(cond_i)))
-        summary = depends_on_summary(ctx, cond)
+        summary = depends_on_summary(ctx, cond, model)
         if summary is not None:
             ctx.stuck("imprecise-loop", f"a possible out-of-bounds index `{ev.span.text}` depends on {summary}, "
                       "which the loop summary cannot bound", ev.span)
@@ -151,7 +151,7 @@ class BoundsCheck(Check):
         model = ctx.minimal(st.pc, cond, cond_i, model)
         # Report a root cause once: the path goes on as if this access had been in bounds.
         st.assume(ctx.lia.register(z3.Not(cond), z3.Not(cond_i) if cond_i is not None else None))
-        summary = depends_on_summary(ctx, cond)
+        summary = depends_on_summary(ctx, cond, model)
         if summary is not None:
             ctx.stuck("imprecise-loop", f"a possible out-of-bounds access `{ev.span.text}` depends on {summary}, "
                       "which the loop summary cannot bound", ev.span)

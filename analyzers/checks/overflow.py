@@ -63,7 +63,7 @@ class OverflowCheck(Check):
             ctx.mark(_key(ctx, site))
             if _finding_key(ctx, site) in ctx.findings:
                 return
-            summary = depends_on_summary(ctx, cond)
+            summary = depends_on_summary(ctx, cond, model)
             if summary is not None:
                 ctx.stuck("imprecise-loop", f"a possible wrap of `{site.span.text}` depends on {summary}, "
                           "which the loop summary cannot bound", site.span)

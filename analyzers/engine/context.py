@@ -8,7 +8,7 @@ import z3
 
 from ..findings import Finding, Inconclusive
 from ..kir import nodes as N
-from . import lia
+from . import lia, replay
 from .solver import Solver, SolverUnknown
 from .values import Counter
 
@@ -43,6 +43,8 @@ class Options:
     # the launches after it (other paths, other kernels) still get a verdict. How many such runs.
     follow_ups: int = 2
     skip_kernels: frozenset = frozenset()  # kernel instantiations a follow-up run does not enter
+    # Inputs fixed for a replay (replay.py): (z3 name, bits or 0 for a boolean, value).
+    pins: tuple = ()
 
 
 @dataclass
@@ -90,6 +92,8 @@ class Context:
         self.timed_out_in: str | None = None  # the kernel running when the budget ran out
         self.kernel_seconds: dict[str, float] = {}  # time spent in each kernel's analysis
         self.loop_written: dict[int, str] = {}  # region id -> the loop summary that may have written it
+        self.replay_pins: list = []  # (rank, inputs) of findings a loop summary could not settle
+        self.pin_terms = replay.pin_terms(self.options.pins)  # [(constant, value)] of a replay
 
     # ------------------------------------------------------------ budgets
 
@@ -117,6 +121,16 @@ class Context:
         key = str(term) if z3.is_const(term) or kind != "user" else str(_vars(term)[0])
         self.symbols[key] = Symbol(display, term, kind, signed, origin, deps)
         return term
+
+    def note_replay(self, model, rank: int = 0) -> None:
+        """Keep the inputs (sizes, scalars, dtypes, device answers) of a finding a loop summary
+        could not settle, for a run with them fixed (replay.py)."""
+        if self.options.pins or model is None or len(self.replay_pins) >= replay.MAX_REPLAYS * 4:
+            return
+        pins = replay.pins_from(model, [(key, sym) for key, sym in self.symbols.items()
+                                        if sym.kind in replay.PINNED_KINDS])
+        if pins and all(p != pins for _, p in self.replay_pins):
+            self.replay_pins.append((rank, pins))
 
     def symbols_behind(self, cond) -> list[Symbol]:
         """The symbols a condition mentions, and those they were computed from (a loop counter

@@ -5,7 +5,7 @@ import z3
 
 from ..kir import nodes as N
 from ..kir import types as T
-from . import ints
+from . import ints, replay
 from .memory import ForkNeeded, PathEnd, index_to_int64, int_size
 from .state import State, absorb, decided, fresh_value, merge_values
 from .values import (BoolV, ClosureV, FloatV, FuncV, IntV, Loc, MultiLoc, MultiPtrV, OpaqueV, PtrV, RefV,
@@ -31,12 +31,11 @@ class ExprOps:
                 *[c for c, p in v.alts if p.region.kind != "null"] or [z3.BoolVal(False)])
         if isinstance(v, (OpaqueV, FuncV, ClosureV)):
             return z3.BoolVal(True)
-        if isinstance(v, IntV):
-            return ints.truth_of(v)
         try:
-            return bool_of(v)
+            term = ints.truth_of(v) if isinstance(v, IntV) else bool_of(v)
         except TypeError:
             raise PathEnd("stuck", f"truth value of {type(v).__name__}", span) from None
+        return replay.decide(term, self.ctx.pin_terms)
 
     def guarded(self, st: State, cond: z3.BoolRef, fn):
         """Evaluate ``fn(sub)`` on a copy of ``st`` where ``cond`` holds, and fold the effects back

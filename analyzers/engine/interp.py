@@ -8,6 +8,7 @@ from .. import binding as B
 from ..findings import Inconclusive, InstanceResult
 from ..kir import nodes as N
 from .calls import CallOps
+from . import replay
 from .context import BudgetExceeded, Context, Options
 from .exprs import ExprOps
 from .host import BindingError, HostOps
@@ -48,15 +49,25 @@ def analyze(program: N.Program, fn: N.Function, inst: B.Instance, checks: list, 
     every path, still get their verdict, and the kernel that took the time alone is inconclusive.
     Skipping it changes nothing else: what a kernel writes is never carried to later launches."""
     options = options or Options()
-    result, stuck_in = _analyze_once(program, fn, inst, checks, options, name, models)
+    result, ctx = _analyze_once(program, fn, inst, checks, options, name, models)
+    stuck_in, pins = ctx.timed_out_in, ctx.replay_pins
     skipped: list[str] = []
     while stuck_in is not None and len(skipped) < options.follow_ups:
         skipped.append(stuck_in)
         again = replace(options, skip_kernels=frozenset(skipped))
-        follow_up, next_stuck = _analyze_once(program, fn, inst, [type(c)() for c in checks], again, name, models)
+        follow_up, fctx = _analyze_once(program, fn, inst, [type(c)() for c in checks], again, name, models)
         _merge_follow_up(result, follow_up, stuck_in, options.time_budget_s)
-        stuck_in = next_stuck
+        stuck_in, pins = fctx.timed_out_in, pins + fctx.replay_pins
+    # Inputs fixed, the loops a summary could not settle run concretely (replay.py).
+    for _, fixed in sorted(pins, key=lambda rp: rp[0])[:replay.MAX_REPLAYS]:
+        if options.pins or not any(i.reason == "imprecise-loop" for i in result.inconclusive):
+            break
+        again = replace(options, pins=fixed, follow_ups=0, skip_kernels=frozenset(skipped))
+        replayed, rctx = _analyze_once(program, fn, inst, [type(c)() for c in checks], again, name, models)
+        replay.settle(result, replayed, rctx.symbols, fixed)
     return result
+
+
 
 
 def _merge_follow_up(result: InstanceResult, follow_up: InstanceResult, skipped: str, budget: float) -> None:
@@ -84,13 +95,15 @@ def _merge_follow_up(result: InstanceResult, follow_up: InstanceResult, skipped:
 
 
 def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: list, options: Options,
-                  name: str, models: list[str] | None) -> tuple[InstanceResult, str | None]:
+                  name: str, models: list[str] | None) -> tuple[InstanceResult, Context]:
     t0 = time.perf_counter()
     ctx = Context(fn.display, options, checks, inst.model_fields, inst.dtype, inst.zero_config)
     interp = Interpreter(program, ctx)
     result = InstanceResult(fn.display, name or fn.display, list(models or []), inst.dtype, "verified")
     try:
         st = interp.setup(fn, inst)
+        if ctx.pin_terms:
+            st.assume(replay.pinned_inputs(ctx.pin_terms))
         if not ctx.feasible(st.pc):
             ctx.stuck("binding-infeasible", "the binding's constraints admit no input size", fn.span)
         else:
@@ -127,7 +140,7 @@ def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: 
         result.verdict = "inconclusive"
     result.seconds = time.perf_counter() - t0
     result.queries = ctx.solver.stats.queries
-    return result, ctx.timed_out_in
+    return result, ctx
 
 
 __all__ = ["Interpreter", "analyze", "Options", "Inconclusive"]
