@@ -67,16 +67,12 @@ def settle(result, replayed, replay_symbols: dict, pins: tuple) -> bool:
         if sym is None or sym.kind not in PINNED_KINDS:
             return False
     keys = {f.key() for f in result.findings}
-    found = []
-    for f in replayed.findings:
-        if f.key() not in keys:
-            result.findings.append(f)
-            found.append(f)
+    result.findings += [f for f in replayed.findings if f.key() not in keys]
     places = {(f.location.file, f.location.line) for f in replayed.findings}
     result.inconclusive = [i for i in result.inconclusive
                            if not (i.reason == "imprecise-loop" and i.span is not None
                                    and (i.span.file, i.span.line) in places)]
     result.seconds += replayed.seconds
     result.queries += replayed.queries
-    result.verdict = "bug" if result.findings else "inconclusive" if result.inconclusive else "verified"
-    return bool(found) or bool(replayed.findings)
+    result.verdict = "bug"
+    return True
