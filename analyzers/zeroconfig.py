@@ -424,12 +424,7 @@ def _root_var(e) -> int | None:
 
 
 def _int_literal(e) -> int | None:
-    e = _strip(e)
-    if isinstance(e, N.IntLit):
-        return e.value
-    if isinstance(e, N.Unary) and e.op == "-" and isinstance(_strip(e.operand), N.IntLit):
-        return -_strip(e.operand).value
-    return None
+    return N.int_literal(e, _strip)
 
 
 def _walk(node):

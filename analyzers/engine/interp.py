@@ -7,8 +7,8 @@ from dataclasses import replace
 from .. import binding as B
 from ..findings import Inconclusive, InstanceResult
 from ..kir import nodes as N
-from .calls import CallOps
 from . import replay
+from .calls import CallOps
 from .context import BudgetExceeded, Context, Options
 from .exprs import ExprOps
 from .host import BindingError, HostOps
@@ -60,14 +60,12 @@ def analyze(program: N.Program, fn: N.Function, inst: B.Instance, checks: list, 
         stuck_in, pins = fctx.timed_out_in, pins + fctx.replay_pins
     # Inputs fixed, the loops a summary could not settle run concretely (replay.py).
     for _, fixed in sorted(pins, key=lambda rp: rp[0])[:replay.MAX_REPLAYS]:
-        if options.pins or not any(i.reason == "imprecise-loop" for i in result.inconclusive):
+        if not any(i.reason == "imprecise-loop" for i in result.inconclusive):
             break
         again = replace(options, pins=fixed, follow_ups=0, skip_kernels=frozenset(skipped))
         replayed, rctx = _analyze_once(program, fn, inst, [type(c)() for c in checks], again, name, models)
         replay.settle(result, replayed, rctx.symbols, fixed)
     return result
-
-
 
 
 def _merge_follow_up(result: InstanceResult, follow_up: InstanceResult, skipped: str, budget: float) -> None:

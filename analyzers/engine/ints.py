@@ -164,11 +164,13 @@ def arith(op: str, a: IntV, b: IntV, ty: T.IntType, span: N.Span, stack=()) -> I
     if identity is not None:
         return identity
     x, y = a.bv, b.bv
-    if op == "/" and b.concrete() is None and a.scaled is not None and isinstance(a.scaled[1], IntV) \
-            and a.math is None and b.math is None:
-        # (m * n) / n, the product exact and n > 0: m. numel / hidden_size is the row count, not a
-        # 64-bit division the solver has to bit-blast.
+    if op == "/" and b.concrete() is None and a.scaled is not None and a.math is None and b.math is None:
+        # (m * n) / n, the product exact and n > 0: m. numel / hidden_size is the row count, and
+        # numel / num_tokens of a [num_tokens, 5120] tensor is 5120, not a 64-bit division the
+        # solver has to bit-blast.
         base, factor = a.scaled
+        if isinstance(factor, int):
+            factor = const_int(factor, a.ty)
         for keep, drop in ((base, factor), (factor, base)):
             if b.lo > 0 and z3.eq(I(drop), I(b)):
                 return convert(keep, ty, span, stack) if keep.ty != ty else keep
@@ -179,10 +181,6 @@ def arith(op: str, a: IntV, b: IntV, ty: T.IntType, span: N.Span, stack=()) -> I
         q = factor // b.concrete()
         base = convert(base, ty, span, stack) if base.ty != ty else base
         return base if q == 1 else arith("*", base, const_int(q, ty), ty, span, stack)
-    if op == "/" and b.concrete() is None and _const_scaled(a) and a.math is None and b.math is None \
-            and b.lo > 0 and z3.eq(I(a.scaled[0]), I(b)):
-        # (n * c) / n, the product exact and n > 0: c (numel / num_tokens is the row width).
-        return const_int(a.scaled[1], ty)
     if op == "/" and b.concrete() and a.scaled is not None and isinstance(a.scaled[1], int) and a.scaled[1] > 0 \
             and b.concrete() % a.scaled[1] == 0 and a.math is None and b.math is None and a.scaled[0].lo >= 0:
         # (n * c) / d with c | d and n >= 0: n / (d / c) (cols * sizeof(half) / 16 is cols / 8).

@@ -336,7 +336,6 @@ class LoopOps:
             hi = min(start.hi, ty.max)
         iv = lia.CURRENT.var(name, lo, hi)
         value = IntV(ty, bv, lo, hi, iv=iv)
-        self._exits_at = (value, None)
         deps = _names(start.exact, step.exact, bound.bv if isinstance(bound, IntV) else None)
         self.ctx.symbol(f"{shape.ind.name} (loop at {where})", bv, "loop", ty.signed, deps=deps)
         self.ctx.symbol(f"iteration of loop at {where}", k, "loop", signed=False, deps=deps)

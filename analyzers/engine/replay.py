@@ -55,17 +55,16 @@ def pinned_inputs(pins: list) -> z3.BoolRef:
     return z3.And(*[c == v for c, v in pins])
 
 
-def settle(result, replayed, replay_symbols: dict, pins: tuple) -> bool:
+def settle(result, replayed, replay_symbols: dict, pins: tuple) -> None:
     """Fold a replay into the first run's result: its findings are real when every fixed name
     still named an input in the replay (the same symbols in the same order). The imprecise-loop
-    reasons at the places it reports go; the rest of the first run stands. Whether it settled
-    anything."""
+    reasons at the places it reports go; the rest of the first run stands."""
     if not replayed.findings:
-        return False
+        return
     for name, _, _ in pins:
         sym = replay_symbols.get(name)
         if sym is None or sym.kind not in PINNED_KINDS:
-            return False
+            return
     keys = {f.key() for f in result.findings}
     result.findings += [f for f in replayed.findings if f.key() not in keys]
     places = {(f.location.file, f.location.line) for f in replayed.findings}
@@ -75,4 +74,3 @@ def settle(result, replayed, replay_symbols: dict, pins: tuple) -> bool:
     result.seconds += replayed.seconds
     result.queries += replayed.queries
     result.verdict = "bug"
-    return True

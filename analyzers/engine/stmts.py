@@ -139,7 +139,7 @@ class StmtOps:
         are by a constant, linear for the integers instead of a divider for the solver."""
         for side, other in _equalities(cond, holds):
             var = _strip(side)
-            k = _constant(other)
+            k = N.int_literal(other, _strip)
             if not isinstance(var, N.Var) or k is None or var.decl.storage not in ("local", "param"):
                 continue
             vty, cty = var.decl.ty, side.ty
@@ -250,15 +250,6 @@ def _exprs(node):
         x = stack.pop()
         yield x
         stack.extend(v for v in N.children(x) if isinstance(v, N.Expr))
-
-
-def _constant(e: N.Expr) -> int | None:
-    e = _strip(e)
-    if isinstance(e, N.IntLit):
-        return e.value
-    if isinstance(e, N.Unary) and e.op == "-" and isinstance(_strip(e.operand), N.IntLit):
-        return -_strip(e.operand).value
-    return None
 
 
 def _equalities(e: N.Expr, holds: bool):

@@ -69,7 +69,7 @@ def _tokens_before_name(c: ci.Cursor) -> list[str]:
 _ALIGNAS = re.compile(r"(?:alignas|__align__|__attribute__\s*\(\(\s*aligned)\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
 
 
-def declared_alignment(c: ci.Cursor, template_values: dict[str, int] | None = None) -> int:
+def declared_alignment(c: ci.Cursor) -> int:
     """The alignment a variable declaration asks for (``alignas(16) T regs[8]``, CUDA's
     ``__align__(16)``, ``__attribute__((aligned(16)))``), 0 when none or not a constant: the
     type's own alignment then holds. Read from the source at the attribute, as libclang shows only
@@ -87,8 +87,7 @@ def declared_alignment(c: ci.Cursor, template_values: dict[str, int] | None = No
     m = _ALIGNAS.match(text)
     if m is None:
         return 0
-    values = template_values or {}
-    v = _evaluate(" ".join(str(values.get(a, a)) for a in m.group(1).split()))
+    v = _evaluate(m.group(1))
     return v if v is not None and v & (v - 1) == 0 else 0
 
 

@@ -369,6 +369,17 @@ class Function(Node):
     max_threads: int | None = None  # a kernel's __launch_bounds__
 
 
+def int_literal(e: Expr, strip) -> int | None:
+    """The value of an integer literal, negated or not, seen through ``strip`` (which wrappers a
+    caller looks through: implicit casts only, or every cast)."""
+    e = strip(e)
+    if isinstance(e, IntLit):
+        return e.value
+    if isinstance(e, Unary) and e.op == "-" and isinstance(strip(e.operand), IntLit):
+        return -strip(e.operand).value
+    return None
+
+
 def children(node) -> list:
     """The nodes directly under ``node`` (not the declarations it refers to)."""
     out = []
