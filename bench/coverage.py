@@ -78,14 +78,13 @@ def _limit_memory(gib: int) -> None:
         pass
 
 
-def verify_file(root: str, rel: str, planned: list, budget: float, out, defines: dict | None = None,
+def verify_file(root: str, rel: str, planned: list, options, out, defines: dict | None = None,
                 shard: tuple[int, int] = (0, 1), jobs: int = 1) -> None:
     """Runs in a child process: parse, find ops and kernels, verify every instance. A file with many
     instances is split: the first worker asks for ``k`` shards and verifies every k-th instance; the
     driver starts the other shards, which verify the rest (same parse, same order)."""
     _limit_memory(8)
     from analyzers.api import Workspace
-    from analyzers.engine.context import Options
     from analyzers.frontend import discover
     from analyzers.frontend.typemap import qualified_name
     ws = Workspace(Path(root), defines=defines or {})
@@ -128,7 +127,7 @@ def verify_file(root: str, rel: str, planned: list, budget: float, out, defines:
             continue
         t1 = time.perf_counter()
         try:
-            r = ws.verify(op, inst, Options(time_budget_s=budget))
+            r = ws.verify(op, inst, options)
             entry = {"op": name, "label": label, "zero_config": zero, "verdict": r.verdict,
                      "kernels": r.kernels, "seconds": r.seconds,
                      "findings": [_finding(f) for f in r.findings],
@@ -185,7 +184,7 @@ def _inconclusive(i) -> dict:
 
 # ---------------------------------------------------------------- driver
 
-def run_files(root: Path, files: list[str], planned: dict, budget: float, jobs: int, verbose: bool,
+def run_files(root: Path, files: list[str], planned: dict, options, jobs: int, verbose: bool,
               defines: dict | None = None) -> list[dict]:
     """Every file in its own process, ``jobs`` at a time, each with a hard limit. A file with many
     instances runs in several processes (shards), merged into one result."""
@@ -195,13 +194,12 @@ def run_files(root: Path, files: list[str], planned: dict, budget: float, jobs: 
     shards: dict = collections.defaultdict(list)  # file -> results of its shards
     expected: dict = {rel: 1 for rel in files}
     results = []
-    from analyzers.engine.context import Options
-    per_instance = budget * 2 * (1 + Options().follow_ups)  # twice the budget of each run, for slack
+    per_instance = options.time_budget_s * 2 * (1 + options.follow_ups)  # twice the budget of each run, for slack
     while pending or running:
         while pending and len(running) < jobs:
             rel, shard = pending.pop(0)
             recv, send = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=verify_file, args=(str(root), rel, planned.get(rel, []), budget, send, defines,
+            proc = ctx.Process(target=verify_file, args=(str(root), rel, planned.get(rel, []), options, send, defines,
                                                          shard, jobs), daemon=True)
             proc.start()
             send.close()
@@ -414,10 +412,12 @@ def main() -> int:
         else:
             skipped[why] += 1
     planned = {}
+    manifest = None
     if args.manifest:
         from bot.manifest import expand, load
         keep = set(args.models.split(",")) if args.models else None
-        for p in expand(load(Path(args.manifest)), None, root):
+        manifest = load(Path(args.manifest))
+        for p in expand(manifest, None, root):
             if keep is not None:
                 p.models = [m for m in p.models if m in keep]
                 if not p.models:
@@ -425,7 +425,9 @@ def main() -> int:
             planned.setdefault(p.file, []).append(p)
     t0 = time.perf_counter()
     defines = dict((d.split("=", 1) + ["1"])[:2] for d in args.define)
-    results = run_files(root, files, planned, args.time_budget, max(1, args.jobs), args.verbose, defines)
+    from bot.scan import options_for  # the manifest's options and stated function results
+    options = options_for(manifest, args.time_budget)
+    results = run_files(root, files, planned, options, max(1, args.jobs), args.verbose, defines)
     wall = time.perf_counter() - t0
     if args.reuse:
         mine = {r["file"] for r in results}

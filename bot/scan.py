@@ -86,10 +86,12 @@ class ScanReport:
 
 
 def options_for(manifest: LoadedManifest | None, time_budget_s: float | None = None) -> Options:
-    o = (manifest.spec if manifest is not None else Manifest(version=0, models=[], ops=[])).options
+    spec = manifest.spec if manifest is not None else Manifest(version=0, models=[], ops=[])
+    o = spec.options
+    returns = tuple(sorted((name, r.min, r.max) for name, r in spec.returns.items()))
     return Options(time_budget_s=o.time_budget_s if time_budget_s is None else time_budget_s,
                    query_timeout_ms=o.query_timeout_ms, unroll_max=o.unroll_max, minimal_witness=o.minimal_witness,
-                   follow_ups=o.follow_ups)
+                   follow_ups=o.follow_ups, returns=returns)
 
 
 def shard_of(planned: list[Planned], index: int, count: int) -> list[Planned]:

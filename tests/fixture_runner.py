@@ -73,7 +73,7 @@ def manifest_for(fx: Fixture) -> dict:
     models = [dict(m, config=str(FIXTURES / m["config"])) if "config" in m else m for m in models]
     ops = h.get("ops") or [{"op": h["op"], "args": h.get("args", {}), "verdict": h.get("verdict")}]
     out = {"version": 0, "models": models, "dtypes": h.get("dtypes", ["float32"]), "ops": []}
-    for key in ("user_dims", "derived", "constraints", "options"):
+    for key in ("user_dims", "derived", "constraints", "options", "returns"):
         if key in h:
             out[key] = h[key]
     for o in ops:
@@ -97,8 +97,14 @@ def run_fixture(fx: Fixture, tmp: Path):
     from bot.scan import scan
 
     if fx.header.get("zero_config"):
-        # No binding: the ops of the file run in zero-config mode.
-        return scan(FIXTURES, None, jobs=1, zero_config_files=[fx.name])
+        # No binding: the ops of the file run in zero-config mode (with the manifest's statements
+        # about function results, when the fixture makes some).
+        manifest = None
+        if "returns" in fx.header:
+            mpath = tmp / "kernelvet.yaml"
+            mpath.write_text(yaml.safe_dump({"version": 0, "models": [], "ops": [], "returns": fx.header["returns"]}))
+            manifest = load(mpath)
+        return scan(FIXTURES, manifest, jobs=1, zero_config_files=[fx.name])
     mpath = tmp / "kernelvet.yaml"
     mpath.write_text(yaml.safe_dump(manifest_for(fx), sort_keys=False))
     return scan(FIXTURES, load(mpath), jobs=1)

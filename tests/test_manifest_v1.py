@@ -181,3 +181,13 @@ def test_a_set_valued_dim_is_only_its_values(tmp_path, dim, code):
         """))
     r = subprocess.run([sys.executable, "-m", "bot.cli", "scan", str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == code, r.stdout + r.stderr
+
+
+def test_stated_returns_reach_the_engine_and_bad_ranges_are_errors(tmp_path):
+    from bot.scan import options_for
+    ops = "- op: rms_norm\n  args: {out: [num_tokens, hidden_size], input: [num_tokens, hidden_size], weight: [hidden_size]}\n"
+    good = manifest(tmp_path, ops, "returns:\n  get_device_attribute: {min: 1, max: 1024}")
+    assert options_for(load(good)).returns == (("get_device_attribute", 1, 1024),)
+    bad = manifest(tmp_path, ops, "returns:\n  get_device_attribute: {min: 1024, max: 1}")
+    errs = pytest.raises(ManifestError, load, bad).value.errors
+    assert any("kernelvet.yaml:5:" in e and "min 1024 is above max 1" in e for e in errs), errs

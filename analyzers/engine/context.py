@@ -45,13 +45,15 @@ class Options:
     skip_kernels: frozenset = frozenset()  # kernel instantiations a follow-up run does not enter
     # Inputs fixed for a replay (replay.py): (z3 name, bits or 0 for a boolean, value).
     pins: tuple = ()
+    # Results the manifest states for repository functions: (name, min, max); such calls are not followed.
+    returns: tuple = ()
 
 
 @dataclass
 class Symbol:
     name: str  # as shown in a witness
     term: z3.ExprRef
-    kind: str  # user | derived | dtype | thread | loop | load | havoc | host
+    kind: str  # user | derived | dtype | thread | loop | load | havoc | host | stated (the manifest's `returns`)
     signed: bool = True
     origin: tuple = ()  # loads: (region kind, region name, has a bound value range)
     deps: tuple = ()  # z3 names of the symbols it was computed from (a loop counter: its start and bound)
@@ -321,7 +323,7 @@ class Context:
         iterations and loaded values that the failing condition mentions."""
         out: dict = {}
         for sym in self.symbols.values():
-            if sym.kind in ("user", "derived"):
+            if sym.kind in ("user", "derived", "stated"):
                 out[sym.name] = _value(model, sym)
             elif sym.kind == "dtype":
                 from .models.torch import SCALAR_NAMES

@@ -15,7 +15,7 @@ import z3
 # Symbols that stand for an input of the op: fixing them is choosing one call. (A value the
 # engine knows nothing of, such as an unknown function's result, is not: fixing it could pick one
 # no run produces.)
-PINNED_KINDS = ("user", "host", "dtype")
+PINNED_KINDS = ("user", "host", "stated", "dtype")
 MAX_REPLAYS = 2  # runs with fixed inputs per instance, the accesses' inputs first
 
 

@@ -35,6 +35,21 @@ class DimRange(Strict):
         return self
 
 
+class ReturnRange(Strict):
+    """What a repository function returns, as its maintainers state it: calls are answered with any
+    value in [min, max] instead of being followed (a device query behind a cache, an environment
+    switch)."""
+
+    min: int
+    max: int
+
+    @model_validator(mode="after")
+    def ordered(self):
+        if self.min > self.max:
+            raise ValueError(f"min {self.min} is above max {self.max}")
+        return self
+
+
 class ModelEntry(Strict):
     name: str | None = None
     config: str | None = Field(None, description="path to a Hugging Face config.json, relative to the manifest")
@@ -122,6 +137,7 @@ class Manifest(Strict):
     constraints: list[str] = Field(default_factory=lambda: list(DEFAULT_CONSTRAINTS))
     ops: list[OpSpec]
     options: Options = Field(default_factory=Options)
+    returns: dict[str, ReturnRange] = Field(default_factory=dict)
 
     @field_validator("dtypes")
     @classmethod

@@ -6,7 +6,7 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .schema import Expr, Number, Options, _dtype
+from .schema import Expr, Number, Options, ReturnRange, _dtype
 
 DEFAULT_MAX_NUM_BATCHED_TOKENS = 9_000_000
 
@@ -165,6 +165,7 @@ class Manifest(Strict):
     constraints: list[str] = Field(default_factory=list)
     ops: list[Op]
     options: Options = Field(default_factory=Options)
+    returns: dict[str, ReturnRange] = Field(default_factory=dict)
 
     @field_validator("version")
     @classmethod
@@ -179,4 +180,4 @@ class Manifest(Strict):
         return [_dtype(x) for x in v]
 
 
-KNOWN_KEYS = sorted({f for cls in (Manifest, Model, Arg, Op, Dim, Options) for f in cls.model_fields})
+KNOWN_KEYS = sorted({f for cls in (Manifest, Model, Arg, Op, Dim, Options, ReturnRange) for f in cls.model_fields})
