@@ -61,3 +61,20 @@ def test_a_wrapping_operand_is_not_simplified_away():
     x = fresh_int("x", T.INT32, -(1 << 31), (1 << 31) - 1)
     big = ints.arith("*", x, const_int(3, T.INT32), T.INT32, NO_SPAN)
     assert big.sites and _mul(const_int(1, T.INT32), big, T.INT32).sites == big.sites
+
+
+def test_a_quotient_by_a_symbolic_divisor_is_linear_for_the_integers():
+    # t / d < n follows from t < n * d in linear arithmetic once the quotient is a variable with
+    # q * d <= t < q * d + d; z3's integer division by a variable is nonlinear.
+    from analyzers.engine import lia
+    lia.use(lia.Lia())
+    t = fresh_int("t", T.INT64, 0, 1023)
+    d = fresh_int("d", T.INT64, 1, 1024)
+    n = fresh_int("n", T.INT64, 1, 1024)
+    q = _div(t, d)
+    r = ints.arith("%", t, d, T.INT64, NO_SPAN)
+    assert lia.linear(ints.I(q) < ints.I(n)) and lia.linear(ints.I(r) >= 0)
+    below = ints.I(t) < lia.CURRENT.product(ints.I(n), ints.I(d), 1, 1024, 1, 1024)
+    assert lia.CURRENT.unsat([], below, ints.I(q) >= ints.I(n), nonlinear=False)
+    assert lia.CURRENT.unsat([], ints.I(r) >= ints.I(d), nonlinear=False)  # the remainder is below d
+    assert not lia.CURRENT.unsat([], ints.I(q) >= ints.I(n), nonlinear=False)  # without the bound it can be

@@ -1,6 +1,8 @@
 """Expression evaluation: rvalues, lvalues (locations), casts, guarded sub-evaluation."""
 from __future__ import annotations
 
+import dataclasses
+
 import z3
 
 from ..kir import nodes as N
@@ -247,15 +249,17 @@ class ExprOps:
         b = self.eval(e.rhs, st)
         return self.binop(op, a, b, e.ty, e.span, st)
 
-    def nonzero_divisor(self, b: IntV, st: State, span: N.Span) -> None:
+    def nonzero_divisor(self, b: IntV, st: State, span: N.Span) -> IntV:
         """An integer division by zero traps (host) or is undefined (device): paths go on with a
-        divisor that is not zero, and end where it can only be zero."""
+        divisor that is not zero, and end where it can only be zero. Returns the divisor as the
+        path goes on with it (a non-negative one is then positive)."""
         if b.lo > 0 or b.hi < 0:
-            return
+            return b
         nz = ints.compare("!=", b, const_int(0, b.ty)).term
         if z3.is_false(nz) or not self.ctx.feasible(st.pc + (nz,)):
             raise PathEnd("abort", "an integer division by zero", span)
         st.assume(nz)
+        return dataclasses.replace(b, lo=1) if b.lo == 0 else b
 
     def binop(self, op: str, a: Val, b: Val, ty: T.Type, span: N.Span, st: State) -> Val:
         stack = self.stack_spans(st)
@@ -283,7 +287,7 @@ class ExprOps:
             if op not in ("<<", ">>") and (b.ty.bits != ty.bits or b.ty.signed != ty.signed):
                 b = ints.convert(b, ty, span, stack)
             if op in ("/", "%"):
-                self.nonzero_divisor(b, st, span)
+                b = self.nonzero_divisor(b, st, span)
             return ints.arith(op, a, b, ty, span, stack)
         if isinstance(a, IntV) and isinstance(b, IntV) and isinstance(ty, T.BoolType):
             return BoolV(ints.arith(op, a, b, a.ty, span, stack).bv != 0)
@@ -341,7 +345,7 @@ class ExprOps:
             a = ints.convert(old, common, e.span, stack)
             b = rhs if op in ("<<", ">>") else ints.convert(rhs, common, e.span, stack)
             if op in ("/", "%"):
-                self.nonzero_divisor(b, st, e.span)
+                b = self.nonzero_divisor(b, st, e.span)
             new = ints.convert(ints.arith(op, a, b, common, e.span, stack), old.ty, e.span, stack)
         elif isinstance(old, FloatV) or isinstance(rhs, FloatV):
             new = FloatV(T.strip_ref(loc.ty))

@@ -78,6 +78,22 @@ class Lia:
             self._order_lemmas(p, ((x, y, yl), (y, x, xl)))
         return self.products[key]
 
+    def quotient(self, x: z3.ArithRef, y: z3.ArithRef, xl: int, xu: int, yl: int, yu: int) -> z3.ArithRef:
+        """x / y for x >= 0 and a symbolic y >= 1, as a variable q tied to x by q * y <= x < q * y + y,
+        q * y a product with its envelopes: linear facts where the quotient itself would make every
+        condition that mentions it nonlinear (a block's share of threads, blockDim.x / groups). The
+        exact quotient stays for the nonlinear tier."""
+        key = ("div", x.get_id(), y.get_id())
+        if key not in self.products:
+            ql, qu = xl // max(yu, 1), xu // yl
+            q = self.var(f"quot!{next(self._ids)}", ql, qu)
+            p = self.product(q, y, ql, qu, yl, yu)
+            self._keep.extend((x, y))
+            self.envelopes[str(q)] = z3.And(p <= x, x <= p + y - 1)
+            self.definitions.append(q == x / y)
+            self.products[key] = (q, p)
+        return self.products[key]
+
     def _order_lemmas(self, p: z3.ArithRef, sides) -> None:
         """Products that share a non-negative factor are ordered as their other factors are:
         row < rows gives row * hidden + hidden <= rows * hidden. Linear facts about the product
