@@ -17,7 +17,7 @@ import z3
 
 from ..kir import nodes as N
 from ..kir import types as T
-from . import ints, lia
+from . import ints, lia, replay
 from .events import Sink
 from .memory import PathEnd
 from .state import State, decided, fresh_value, merge_all
@@ -164,13 +164,20 @@ class LoopOps:
             nxt: list[State] = []
             for x in states:
                 if not (body_first and it == 0) and cond is not None:
-                    d = decided(self.truth(self.eval(cond, x), loop.span))
+                    c = self.truth(self.eval(cond, x), loop.span)
+                    d = decided(c)
                     if d is False:
                         exits.append(x)
                         continue
-                    if d is None:
+                    if d is None and not self._forks(loop, cond, inc, body, c):
                         pending.append(x)
                         continue
+                    if d is None:
+                        sides = self.branches(x, c)
+                        exits.extend(y for holds, y in sides if not holds)
+                        x = next((y for holds, y in sides if holds), None)
+                        if x is None:
+                            continue
                 going, done = self.iteration(body, inc, x)
                 nxt.extend(going)
                 exits.extend(done)
@@ -211,6 +218,20 @@ class LoopOps:
         if shape is None:
             shape = self._shapes[id(loop)] = loop_shape(cond, inc, body, self.program.functions)
         return shape
+
+    def _forks(self, loop, cond, inc, body, c: z3.BoolRef) -> bool:
+        """A loop without a counter whose condition reads only the op's inputs (a launch
+        configuration reshaped while the grid is small, `while (grid.x <= sms && block.x > 64)`;
+        the next power of two of a size) runs its few iterations path by path, leaving at each one
+        where its condition can fail: a summary would lose the values it computes. A condition on
+        threads or loaded values (a binary search) is summarised as before."""
+        if self.shape_of(loop, cond, inc, body).ind is not None:
+            return False
+        for name in _names(c):
+            sym = self.ctx.symbols.get(name)
+            if sym is None or sym.kind not in replay.PINNED_KINDS:
+                return False
+        return True
 
     def _symbolic_counter(self, loop, cond, inc, body, st: State) -> bool:
         shape = self.shape_of(loop, cond, inc, body)
