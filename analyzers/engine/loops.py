@@ -1,6 +1,7 @@
 """Loops (DESIGN.md semantics 4).
 
-A loop is unrolled while its condition stays concrete, up to ``unroll_max`` iterations. What is left
+A loop is unrolled while its condition stays concrete, up to ``unroll_max`` iterations; one without
+a counter whose condition reads only the op's inputs forks there instead (``_forks``). What is left
 is summarised by one symbolic iteration: the induction variable becomes ``start + k*step`` for a
 symbolic iteration ``k`` (exact, so an induction variable that wraps is itself a finding), variables
 advanced by a loop-invariant step alongside it follow the same ``k``, and every other variable the
