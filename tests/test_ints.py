@@ -78,3 +78,20 @@ def test_a_quotient_by_a_symbolic_divisor_is_linear_for_the_integers():
     assert lia.CURRENT.unsat([], below, ints.I(q) >= ints.I(n), nonlinear=False)
     assert lia.CURRENT.unsat([], ints.I(r) >= ints.I(d), nonlinear=False)  # the remainder is below d
     assert not lia.CURRENT.unsat([], ints.I(q) >= ints.I(n), nonlinear=False)  # without the bound it can be
+
+
+def test_a_quotient_of_a_signed_dividend_truncates_toward_zero():
+    # C: -7 / 2 == -3 and -7 % 2 == -1; the facts must admit exactly that side for x < 0.
+    from analyzers.engine import lia
+    lia.use(lia.Lia())
+    x = fresh_int("x", T.INT32, -100, 100)
+    d = fresh_int("d", T.INT32, 1, 10)
+    q, r = _div(x, d, T.INT32), ints.arith("%", x, d, T.INT32, NO_SPAN)
+    assert lia.linear(ints.I(q) <= 0) and lia.linear(ints.I(r) <= 0)
+    assert lia.CURRENT.unsat([], ints.I(x) < 0, ints.I(r) > 0, nonlinear=False)  # the remainder takes x's sign
+    assert lia.CURRENT.unsat([], ints.I(r) <= -ints.I(d), nonlinear=False)
+    assert not lia.CURRENT.unsat([], ints.I(x) == -7, ints.I(d) == 2, ints.I(q) == -3, nonlinear=False)
+    # The second tier's exact definitions agree with C (the linear tier over-approximates q * d).
+    exact = z3.Solver()
+    exact.add(*lia.CURRENT.definitions, ints.I(x) == -7, ints.I(d) == 2)
+    assert exact.check() == z3.sat and exact.model().eval(ints.I(q)).as_long() == -3

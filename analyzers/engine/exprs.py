@@ -255,6 +255,10 @@ class ExprOps:
         path goes on with it (a non-negative one is then positive)."""
         if b.lo > 0 or b.hi < 0:
             return b
+        if b.concrete() is None and not self.ctx.feasible(st.pc + (ints.compare("<", b, const_int(1, b.ty)).term,)):
+            # Positive on this path (a size the launcher checked, plus one): said so, the integer
+            # tier can then divide by it (lia.quotient).
+            return dataclasses.replace(b, lo=1)
         nz = ints.compare("!=", b, const_int(0, b.ty)).term
         if z3.is_false(nz) or not self.ctx.feasible(st.pc + (nz,)):
             raise PathEnd("abort", "an integer division by zero", span)

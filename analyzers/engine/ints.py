@@ -134,8 +134,9 @@ def _int_op(op: str, a: IntV, b: IntV, lo: int, hi: int) -> z3.ArithRef | None:
             return lia.CURRENT.product(x, y, a.lo, a.hi, b.lo, b.hi)
         return x * y
     nonneg = a.lo >= 0 and b.lo > 0
-    if op in ("/", "%") and nonneg and b.concrete() is None and b.math is None:
-        # A symbolic divisor: the quotient as a variable with linear facts (lia.quotient).
+    if op in ("/", "%") and b.lo > 0 and b.concrete() is None:
+        # A symbolic positive divisor: the quotient as a variable with linear facts (lia.quotient);
+        # the remainder, as C's, is x - q * y whatever the dividend's sign.
         q, qy = lia.CURRENT.quotient(x, y, a.lo, a.hi, b.lo, b.hi)
         return q if op == "/" else x - qy
     if op == "/" and nonneg:

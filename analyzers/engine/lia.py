@@ -78,19 +78,23 @@ class Lia:
             self._order_lemmas(p, ((x, y, yl), (y, x, xl)))
         return self.products[key]
 
-    def quotient(self, x: z3.ArithRef, y: z3.ArithRef, xl: int, xu: int, yl: int, yu: int) -> z3.ArithRef:
-        """x / y for x >= 0 and a symbolic y >= 1, as a variable q tied to x by q * y <= x < q * y + y,
-        q * y a product with its envelopes: linear facts where the quotient itself would make every
-        condition that mentions it nonlinear (a block's share of threads, blockDim.x / groups). The
+    def quotient(self, x: z3.ArithRef, y: z3.ArithRef, xl: int, xu: int, yl: int, yu: int) -> tuple:
+        """C's x / y for a symbolic y >= 1, as a variable q tied to x by q * y <= x < q * y + y
+        (x >= 0; mirrored for x < 0, where C truncates toward zero), q * y a product with its
+        envelopes: linear facts where the quotient itself would make every condition that mentions
+        it nonlinear (a block's share of threads, a warp's token and head). Returns (q, q * y); the
         exact quotient stays for the nonlinear tier."""
         key = ("div", x.get_id(), y.get_id())
         if key not in self.products:
-            ql, qu = xl // max(yu, 1), xu // yl
+            ql = xl // yu if xl >= 0 else -((-xl) // yl)
+            qu = xu // yl if xu >= 0 else -((-xu) // yu)
             q = self.var(f"quot!{next(self._ids)}", ql, qu)
             p = self.product(q, y, ql, qu, yl, yu)
             self._keep.extend((x, y))
-            self.envelopes[str(q)] = z3.And(p <= x, x <= p + y - 1)
-            self.definitions.append(q == x / y)
+            below = z3.And(p <= x, x <= p + y - 1)
+            self.envelopes[str(q)] = below if xl >= 0 else \
+                z3.And(z3.Implies(x >= 0, below), z3.Implies(x < 0, z3.And(p - y + 1 <= x, x <= p)))
+            self.definitions.append(q == (x / y if xl >= 0 else z3.If(x >= 0, x / y, -((-x) / y))))
             self.products[key] = (q, p)
         return self.products[key]
 
