@@ -313,14 +313,23 @@ def summarise(results: list[dict]) -> tuple[list[KernelRow], dict]:
     for res in results:
         if "fatal" in res:
             continue
+        # A kernel the file's translation unit defines is that definition, not another file's
+        # kernel of the same name (vLLM has two vllm::cvt_fp16_to_fp4).
+        local: dict[str, list[KernelRow]] = collections.defaultdict(list)
+        for k in res.get("kernels", []):
+            local[k["name"]].append(rows[(k["name"], k["file"])])
+
+        def rows_named(name: str) -> list[KernelRow]:
+            return local.get(name) or by_name.get(name, [])
+
         for op in res["ops"]:
             for name in op.get("lowered", []):
-                for row in by_name.get(name, []):
+                for row in rows_named(name):
                     row.lowered = True
         for inst in res["instances"]:
             reached = {base_name(k) for k in inst["kernels"]}
             for name in reached:
-                for row in by_name.get(name, []):
+                for row in rows_named(name):
                     _add(row.ops, inst["op"])
                     row.seconds += inst["seconds"]
                     bugs = [f for f in inst["findings"] if f["kernel"] and base_name(f["kernel"]) == name]
