@@ -9,7 +9,7 @@ from ..kir import types as T
 from .memory import PathEnd
 from .models import lookup
 from .state import Frame, State, fresh_value, merge_all, new_frame_id
-from .values import ClosureV, FloatV, FuncV, Loc, MultiLoc, MultiPtrV, OpaqueV, PtrV, RefV, StructV, Val, const_int, fresh_int
+from .values import ClosureV, FloatV, FuncV, Loc, MultiLoc, MultiPtrV, OpaqueV, PtrV, RefV, StructV, Val, const_int
 
 
 def _same_class(a: T.Type, b: T.Type) -> bool:
@@ -74,8 +74,8 @@ class CallOps:
         if not isinstance(ret, T.IntType) or lo < ret.min or hi > ret.max:
             raise PathEnd("stuck", f"the manifest states the results of {key}, which returns {ret.name}: "
                           f"[{lo}, {hi}] is no range of it", e.span, kind="unsupported")
-        from .models.cuda import _assume_range
-        v = _assume_range(st, fresh_int(self.ctx.fresh_name(key), ret, lo, hi), lo, hi)
+        from .models.cuda import ranged_int
+        v = ranged_int(self, st, key, ret, lo, hi)
         self.ctx.symbol(f"{key}() at {e.span.file}:{e.span.line}", v.bv, "stated", ret.signed)
         self.ctx.dim_order.append((str(v.bv), v.bv))  # a witness minimises it after the sizes
         self.ctx.note(f"{key} returns a value in [{lo}, {hi}] (the manifest's `returns`); its body is not followed")

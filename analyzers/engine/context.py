@@ -130,7 +130,7 @@ class Context:
         if self.options.pins or model is None or len(self.replay_pins) >= replay.MAX_REPLAYS * 4:
             return
         pins = replay.pins_from(model, [(key, sym) for key, sym in self.symbols.items()
-                                        if sym.kind in replay.PINNED_KINDS])
+                                        if sym.kind in replay.INPUT_KINDS])
         if pins and all(p != pins for _, p in self.replay_pins):
             self.replay_pins.append((rank, pins))
 

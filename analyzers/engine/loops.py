@@ -170,10 +170,10 @@ class LoopOps:
                     if d is False:
                         exits.append(x)
                         continue
-                    if d is None and not self._forks(loop, cond, inc, body, c):
-                        pending.append(x)
-                        continue
                     if d is None:
+                        if not self._forks(loop, cond, inc, body, c):
+                            pending.append(x)
+                            continue
                         sides = self.branches(x, c)
                         exits.extend(y for holds, y in sides if not holds)
                         x = next((y for holds, y in sides if holds), None)
@@ -230,7 +230,7 @@ class LoopOps:
             return False
         for name in _names(c):
             sym = self.ctx.symbols.get(name)
-            if sym is None or sym.kind not in replay.PINNED_KINDS:
+            if sym is None or sym.kind not in replay.INPUT_KINDS:
                 return False
         return True
 

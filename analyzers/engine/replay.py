@@ -15,7 +15,7 @@ import z3
 # Symbols that stand for an input of the op: fixing them is choosing one call. (A value the
 # engine knows nothing of, such as an unknown function's result, is not: fixing it could pick one
 # no run produces.)
-PINNED_KINDS = ("user", "host", "stated", "dtype")
+INPUT_KINDS = ("user", "host", "stated", "dtype")
 MAX_REPLAYS = 2  # runs with fixed inputs per instance, the accesses' inputs first
 
 
@@ -63,7 +63,7 @@ def settle(result, replayed, replay_symbols: dict, pins: tuple) -> None:
         return
     for name, _, _ in pins:
         sym = replay_symbols.get(name)
-        if sym is None or sym.kind not in PINNED_KINDS:
+        if sym is None or sym.kind not in INPUT_KINDS:
             return
     keys = {f.key() for f in result.findings}
     result.findings += [f for f in replayed.findings if f.key() not in keys]

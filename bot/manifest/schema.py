@@ -35,19 +35,10 @@ class DimRange(Strict):
         return self
 
 
-class ReturnRange(Strict):
+class ReturnRange(DimRange):
     """What a repository function returns, as its maintainers state it: calls are answered with any
     value in [min, max] instead of being followed (a device query behind a cache, an environment
     switch)."""
-
-    min: int
-    max: int
-
-    @model_validator(mode="after")
-    def ordered(self):
-        if self.min > self.max:
-            raise ValueError(f"min {self.min} is above max {self.max}")
-        return self
 
 
 class ModelEntry(Strict):

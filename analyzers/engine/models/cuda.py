@@ -43,12 +43,10 @@ def _remember(interp, v, origin: str, what: str) -> None:
             _remember(interp, f, origin, what)
 
 
-def bounded(interp, call, lo: int, hi: int, name: str):
-    ty = T.strip_ref(call.ty)
-    return fresh_int(interp.ctx.fresh_name(name), ty, lo, hi)
-
-
-def _assume_range(st, v: IntV, lo: int, hi: int) -> IntV:
+def ranged_int(interp, st, name: str, ty: T.IntType, lo: int, hi: int) -> IntV:
+    """A fresh integer of ``ty`` in [lo, hi], the range assumed on the path for the bit-vectors and
+    the integers alike (a bit count, a device answer, a result the manifest states)."""
+    v = fresh_int(interp.ctx.fresh_name(name), ty, lo, hi)
     term = z3.And(v.bv >= lo, v.bv <= hi) if v.ty.signed else z3.And(z3.UGE(v.bv, lo), z3.ULE(v.bv, hi))
     st.assume(lia.CURRENT.register(term, z3.And(ints.I(v) >= lo, ints.I(v) <= hi)))
     return v
@@ -76,12 +74,12 @@ def any_value(interp, st, call, this, args):
 
 @model("__popc", "__clz", "__ffs")
 def bits32(interp, st, call, this, args):
-    return _assume_range(st, bounded(interp, call, 0, 32, call.name), 0, 32)
+    return ranged_int(interp, st, call.name, T.strip_ref(call.ty), 0, 32)
 
 
 @model("__popcll", "__clzll", "__ffsll")
 def bits64(interp, st, call, this, args):
-    return _assume_range(st, bounded(interp, call, 0, 64, call.name), 0, 64)
+    return ranged_int(interp, st, call.name, T.strip_ref(call.ty), 0, 64)
 
 
 @model("__lane_id", "cub::LaneId")
@@ -287,7 +285,7 @@ def runtime_query(interp, st, call, this, args):
         known = attr in DEVICE_ATTRIBUTE_RANGES or call.name in ("cudaGetDevice", "cudaGetDeviceCount")
         if attr in DEVICE_ATTRIBUTE_RANGES:
             lo, hi = DEVICE_ATTRIBUTE_RANGES[attr]
-        v = _assume_range(st, fresh_int(interp.ctx.fresh_name(call.name), ty, lo, hi), lo, hi)
+        v = ranged_int(interp, st, call.name, ty, lo, hi)
         what = f"`{call.name}` at {call.span.file}:{call.span.line}"
         if known:
             interp.ctx.symbol(what, v.bv, "host", ty.signed)
