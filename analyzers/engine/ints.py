@@ -125,10 +125,8 @@ def _exact(op: str, x: z3.BitVecRef, y: z3.BitVecRef, signed: bool) -> z3.BitVec
 def _int_op(op: str, a: IntV, b: IntV, lo: int, hi: int) -> z3.ArithRef | None:
     """The exact result as an integer term, or None where integers would need case splits."""
     x, y = I(a), I(b)
-    if op == "+":
-        return x + y
-    if op == "-":
-        return x - y
+    if op in ("+", "-"):
+        return lia.CURRENT.sum(x, y, 1 if op == "+" else -1)
     if op == "*":
         if a.concrete() is None and b.concrete() is None and a.math is None and b.math is None:
             return lia.CURRENT.product(x, y, a.lo, a.hi, b.lo, b.hi)

@@ -11,6 +11,7 @@ the integers cannot exclude, and for witnesses.
 from __future__ import annotations
 
 import itertools
+import math
 import time
 
 import z3
@@ -30,7 +31,9 @@ class Lia:
         self.definitions: list = []  # exact nonlinear facts, for the second tier
         self.product_names: set[str] = set()
         self._by_factor: dict[int, list] = {}  # factor term id -> [(product, other factor)]
+        self._factors: dict[str, tuple] = {}  # product name -> ((x, xl, xu), (y, yl, yu))
         self.envelopes: dict[str, z3.BoolRef] = {}  # product name -> McCormick envelope
+        self._exact: dict[str, list] = {}  # product name -> linear sums it equals (see sum)
         self.orders: dict[str, list] = {}  # product name -> [(other product name, order lemma)]
         self._vars_of: dict[int, frozenset] = {}
         self._keep: list = []  # z3 ids stay unique while their terms live
@@ -75,8 +78,59 @@ class Lia:
             self.definitions.append(p == x * y)
             self.product_names.add(str(p))
             self.products[key] = p
+            self._factors[str(p)] = ((x, xl, xu), (y, yl, yu))
             self._order_lemmas(p, ((x, y, yl), (y, x, xl)))
         return self.products[key]
+
+    def sum(self, x: z3.ArithRef, y: z3.ArithRef, sign: int = 1) -> z3.ArithRef:
+        """x + sign * y. Where both are multiples of products with a common factor (a row's
+        offset ``seq * heads * parts + head * parts``), the sum is that factor times the sum of the
+        other factors, a product of its own: ordered against the products that share the factor,
+        it gives ``(seq * heads + head) * parts + parts <= seqs * heads * parts`` where the two
+        products apart give nothing linear. The product equals the sum exactly (a linear fact)."""
+        plain = x + sign * y
+        left, right = self._multiple(x), self._multiple(y)
+        if left is None or right is None:
+            return plain
+        (c1, p1), (c2, p2) = left, right
+        for (f, fl, fu), (a1, a1l, a1u) in self._sides(p1):
+            if fl < 0:
+                continue
+            for (g, _, _), (a2, a2l, a2u) in self._sides(p2):
+                if not z3.eq(f, g):
+                    continue
+                # The common constant stays outside (a byte offset's element size): the other
+                # factor is then comparable with the other products' (seq * heads + head vs seqs * heads).
+                k = sign * c2
+                g = math.gcd(c1, k)
+                c1, k = c1 // g, k // g
+                other = z3.simplify(c1 * a1 + k * a2)
+                lo = min(c1 * a1l, c1 * a1u) + min(k * a2l, k * a2u)
+                hi = max(c1 * a1l, c1 * a1u) + max(k * a2l, k * a2u)
+                p = self.product(f, other, fl, fu, lo, hi)
+                name = str(p)
+                exact = p == c1 * p1 + k * p2
+                if not any(z3.eq(exact, e) for e in self._exact.get(name, ())):
+                    self._exact.setdefault(name, []).append(exact)
+                    self.envelopes[name] = z3.And(self.envelopes[name], exact)
+                return p if g == 1 else g * p
+        return plain
+
+    def _multiple(self, t: z3.ArithRef) -> tuple[int, z3.ArithRef] | None:
+        """(c, p) when t is c * p for a product variable p and a constant c."""
+        c = 1
+        while z3.is_mul(t) and t.num_args() == 2:
+            k = [a for a in t.children() if z3.is_int_value(a)]
+            if len(k) != 1:
+                return None
+            c *= k[0].as_long()
+            t = t.arg(1) if z3.is_int_value(t.arg(0)) else t.arg(0)
+        return (c, t) if z3.is_const(t) and str(t) in self._factors else None
+
+    def _sides(self, p: z3.ArithRef):
+        """Each factor of a product with the other factor: ((f, lo, hi), (other, lo, hi))."""
+        x, y = self._factors[str(p)]
+        return ((x, y), (y, x))
 
     def quotient(self, x: z3.ArithRef, y: z3.ArithRef, xl: int, xu: int, yl: int, yu: int) -> tuple:
         """C's x / y for a symbolic y >= 1, as a variable q tied to x by q * y <= x < q * y + y
