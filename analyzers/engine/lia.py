@@ -65,6 +65,9 @@ class Lia:
         hold for every x in [xl, xu] and y in [yl, yu]. They make most index bounds that multiply
         two sizes (col * tokens) provable in linear arithmetic; the exact product stays for the
         nonlinear tier."""
+        # Factors in z3's normal form: (rows + 1) - 1 is rows, so products of the same sizes share
+        # their factors (the order lemmas match factors by identity).
+        x, y = z3.simplify(x), z3.simplify(y)
         if x.get_id() > y.get_id():
             x, y, xl, xu, yl, yu = y, x, yl, yu, xl, xu
         key = (x.get_id(), y.get_id())
@@ -267,6 +270,7 @@ class Lia:
                     if m not in names:
                         names[m] = None
                         todo.append(m)
+        out += self._pinned_products(terms, names)
         for n in list(names):
             for q, lemma in self.orders.get(n, ()):
                 if q in names:
@@ -275,6 +279,34 @@ class Lia:
                         if m not in names and m in self.bounds:
                             names[m] = None
                             out.append(self.bounds[m])
+        return out
+
+    def _pinned_products(self, terms, names: dict) -> list:
+        """x * y == c * y for the products whose factor x the terms fix to a constant c (a
+        dispatch that picked group_size == 128 after hidden / group_size was taken): linear facts
+        the envelopes, built on x's whole range, cannot give."""
+        pinned: dict[str, int] = {}
+        stack = list(terms)
+        while stack:
+            t = stack.pop()
+            if z3.is_and(t):
+                stack.extend(t.children())
+            elif z3.is_eq(t) and z3.is_int(t.arg(0)):
+                a, b = t.arg(0), t.arg(1)
+                for var, value in ((a, b), (b, a)):
+                    if z3.is_int_value(value) and z3.is_const(var) and var.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+                        pinned[str(var)] = value.as_long()
+        out = []
+        if not pinned:
+            return out
+        for n in names:
+            factors = self._factors.get(n)
+            if factors is None:
+                continue
+            for (f, _, _), (other, _, _) in ((factors[0], factors[1]), (factors[1], factors[0])):
+                if str(f) in pinned:
+                    out.append(z3.Int(n) == pinned[str(f)] * other)
+                    break
         return out
 
     def _names(self, t: z3.ExprRef) -> tuple:
