@@ -164,9 +164,7 @@ class Lia:
             if c_lo < 0:
                 continue
             for q, other_q in self._by_factor.get(c.get_id(), ()):
-                self.orders.setdefault(str(p), []).append((str(q), z3.And(
-                    z3.Implies(other <= other_q, p <= q), z3.Implies(other_q <= other, q <= p),
-                    z3.Implies(other + 1 <= other_q, p + c <= q), z3.Implies(other_q + 1 <= other, q + c <= p))))
+                self.orders.setdefault(str(p), []).append((str(q), _ordered(p, other, q, other_q, c)))
             self._by_factor.setdefault(c.get_id(), []).append((p, other))
 
     def bounded(self, key: z3.ExprRef, lo: int, hi: int) -> z3.ArithRef:
@@ -255,7 +253,27 @@ class Lia:
                 if n not in names:
                     names[n] = None
                     todo.append(n)
-        out = []
+        out: list = []
+        self._expand(todo, names, out)
+        # Products the path makes equal to the ones named (out.size(0) * out.size(1) and the
+        # launcher's mn * groups) join the query with their own facts.
+        equal, partners = self._path_products(terms, names)
+        out += equal
+        todo = [n for n in partners if n not in names]
+        names.update(dict.fromkeys(todo))
+        self._expand(todo, names, out)
+        for n in list(names):
+            for q, lemma in self.orders.get(n, ()):
+                if q in names:
+                    out.append(lemma)
+                    for m in self._names(lemma):
+                        if m not in names and m in self.bounds:
+                            names[m] = None
+                            out.append(self.bounds[m])
+        return out
+
+    def _expand(self, todo: list, names: dict, out: list) -> None:
+        """Bounds and envelopes of the names in ``todo`` and of every name the envelopes bring."""
         i = 0
         while i < len(todo):
             n = todo[i]
@@ -270,43 +288,86 @@ class Lia:
                     if m not in names:
                         names[m] = None
                         todo.append(m)
-        out += self._pinned_products(terms, names)
-        for n in list(names):
-            for q, lemma in self.orders.get(n, ()):
-                if q in names:
-                    out.append(lemma)
-                    for m in self._names(lemma):
-                        if m not in names and m in self.bounds:
-                            names[m] = None
-                            out.append(self.bounds[m])
-        return out
 
-    def _pinned_products(self, terms, names: dict) -> list:
-        """x * y == c * y for the products whose factor x the terms fix to a constant c (a
-        dispatch that picked group_size == 128 after hidden / group_size was taken): linear facts
-        the envelopes, built on x's whole range, cannot give."""
-        pinned: dict[str, int] = {}
+    def _path_products(self, terms, names: dict) -> tuple[list, list]:
+        """Facts about products from the equalities the terms assert about their factors, with
+        every factor put in its class's representative (``_equalities``):
+        - a factor fixed to a constant c (a dispatch that picked group_size == 128 after
+          hidden / group_size was taken) makes the product c times the other factor;
+        - products whose factors are now the same are equal, and products that now share a
+          factor are ordered as their other factors are (``_order_lemmas``): the launcher checked
+          out.size(0) == mn, so out.size(0) * (out.size(1) - 1) bounds mn * group.
+        Linear facts, true on the path, that envelopes built on each factor's whole range cannot
+        give. Returns the facts and the products they bring into the query."""
+        equal = self._equalities(terms)
+        if not equal:
+            return [], []
+        # The products over a term of an equality, beside the ones named: where a named one's
+        # partner is.
+        candidates = dict.fromkeys(n for n in names if n in self._factors)
+        for pair in equal:
+            for term in pair:
+                candidates.update(dict.fromkeys(str(p) for p, _ in self._by_factor.get(term.get_id(), ())))
+        out, same, sharing = [], {}, {}
+        for n in candidates:
+            (x, xl, _), (y, yl, _) = self._factors[n]
+            xs, ys = (z3.simplify(z3.substitute(f, *equal)) for f in (x, y))
+            if z3.is_int_value(xs) or z3.is_int_value(ys):
+                if n in names:
+                    out.append(z3.Int(n) == xs * ys)
+                continue
+            changed = not (xs.eq(x) and ys.eq(y))
+            same.setdefault(tuple(sorted((xs.get_id(), ys.get_id()))), []).append(n)
+            for f, f_lo, other in ((xs, xl, ys), (ys, yl, xs)):
+                if f_lo >= 0:
+                    sharing.setdefault(f.get_id(), []).append((n, f, other, changed))
+        partners: dict[str, None] = {}
+        for members in same.values():
+            if len(members) > 1 and any(m in names for m in members):
+                out += [z3.Int(a) == z3.Int(b) for a, b in zip(members, members[1:])]
+                partners.update(dict.fromkeys(m for m in members if m not in names))
+        for group in sharing.values():
+            for i, (p, c, op, p_changed) in enumerate(group):
+                for q, _, oq, q_changed in group[i + 1:]:
+                    if (p_changed or q_changed) and (p in names or q in names) and not op.eq(oq):
+                        out.append(_ordered(z3.Int(p), op, z3.Int(q), oq, c))
+                        partners.update(dict.fromkeys(m for m in (p, q) if m not in names))
+        return out, list(partners)
+
+    def _equalities(self, terms) -> list:
+        """Substitution pairs that put every term the terms' conjunctions set equal to another
+        into one representative per class of equal terms: a constant where the class has one,
+        else a size symbol, else its first term (out.size(0) == mn and out.size(0) == round_up(mn, 4)
+        make all three one)."""
+        parent: dict[int, int] = {}
+        term_of: dict[int, z3.ExprRef] = {}
+
+        def find(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
         stack = list(terms)
         while stack:
             t = stack.pop()
-            if z3.is_and(t):
+            if z3.is_not(t) and z3.is_not(t.arg(0)):
+                stack.append(t.arg(0).arg(0))
+            elif z3.is_and(t):
                 stack.extend(t.children())
             elif z3.is_eq(t) and z3.is_int(t.arg(0)):
-                a, b = t.arg(0), t.arg(1)
-                for var, value in ((a, b), (b, a)):
-                    if z3.is_int_value(value) and z3.is_const(var) and var.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-                        pinned[str(var)] = value.as_long()
+                a, b = (z3.simplify(x) for x in t.children())
+                for x in (a, b):
+                    term_of.setdefault(x.get_id(), x)
+                    parent.setdefault(x.get_id(), x.get_id())
+                parent[find(a.get_id())] = find(b.get_id())
+        classes: dict[int, list] = {}
+        for i in parent:
+            classes.setdefault(find(i), []).append(term_of[i])
         out = []
-        if not pinned:
-            return out
-        for n in names:
-            factors = self._factors.get(n)
-            if factors is None:
-                continue
-            for (f, _, _), (other, _, _) in ((factors[0], factors[1]), (factors[1], factors[0])):
-                if str(f) in pinned:
-                    out.append(z3.Int(n) == pinned[str(f)] * other)
-                    break
+        for members in classes.values():
+            rep = min(members, key=lambda m: (not z3.is_int_value(m), not _symbol(m), m.get_id()))
+            out += [(m, rep) for m in members if not m.eq(rep)]
         return out
 
     def _names(self, t: z3.ExprRef) -> tuple:
@@ -417,6 +478,16 @@ class Lia:
             if z3.is_int_value(v):
                 out[name] = v.as_long()
         return out
+
+
+def _ordered(p, other_p, q, other_q, c) -> z3.BoolRef:
+    """p = c * other_p and q = c * other_q, c >= 0: ordered as the other factors are."""
+    return z3.And(z3.Implies(other_p <= other_q, p <= q), z3.Implies(other_q <= other_p, q <= p),
+                  z3.Implies(other_p + 1 <= other_q, p + c <= q), z3.Implies(other_q + 1 <= other_p, q + c <= p))
+
+
+def _symbol(t: z3.ExprRef) -> bool:
+    return z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED
 
 
 def conjunction(terms: list) -> z3.BoolRef:
