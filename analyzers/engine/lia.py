@@ -33,6 +33,9 @@ class Lia:
         self._by_factor: dict[int, list] = {}  # factor term id -> [(product, other factor)]
         self._factors: dict[str, tuple] = {}  # product name -> ((x, xl, xu), (y, yl, yu))
         self.envelopes: dict[str, z3.BoolRef] = {}  # product name -> McCormick envelope
+        self._substitutions: dict[tuple, z3.ExprRef] = {}  # (equalities, factor) -> substituted factor
+        self._sides_of: dict[int, tuple] = {}  # term id -> the equalities it asserts (see _equations)
+        self._quotients: dict[str, tuple] = {}  # quotient name -> (dividend, divisor), dividend >= 0
         self._exact: dict[str, list] = {}  # product name -> linear sums it equals (see sum)
         self.orders: dict[str, list] = {}  # product name -> [(other product name, order lemma)]
         self._vars_of: dict[int, frozenset] = {}
@@ -152,6 +155,8 @@ class Lia:
             self.envelopes[str(q)] = below if xl >= 0 else \
                 z3.And(z3.Implies(x >= 0, below), z3.Implies(x < 0, z3.And(p - y + 1 <= x, x <= p)))
             self.definitions.append(q == (x / y if xl >= 0 else z3.If(x >= 0, x / y, -((-x) / y))))
+            if xl >= 0:
+                self._quotients[str(q)] = (z3.simplify(x), z3.simplify(y))
             self.products[key] = (q, p)
         return self.products[key]
 
@@ -299,7 +304,7 @@ class Lia:
           out.size(0) == mn, so out.size(0) * (out.size(1) - 1) bounds mn * group.
         Linear facts, true on the path, that envelopes built on each factor's whole range cannot
         give. Returns the facts and the products they bring into the query."""
-        equal = self._equalities(terms)
+        equal = self._equalities(terms, names)
         if not equal:
             return [], []
         # The products over a term of an equality, beside the ones named: where a named one's
@@ -309,9 +314,11 @@ class Lia:
             for term in pair:
                 candidates.update(dict.fromkeys(str(p) for p, _ in self._by_factor.get(term.get_id(), ())))
         out, same, sharing = [], {}, {}
+        touched = {n for pair in equal for n in self._names(pair[0])}
+        signature = tuple((a.get_id(), b.get_id()) for a, b in equal)
         for n in candidates:
             (x, xl, _), (y, yl, _) = self._factors[n]
-            xs, ys = (z3.simplify(z3.substitute(f, *equal)) for f in (x, y))
+            xs, ys = (self._substituted(f, equal, signature, touched) for f in (x, y))
             if z3.is_int_value(xs) or z3.is_int_value(ys):
                 if n in names:
                     out.append(z3.Int(n) == xs * ys)
@@ -334,11 +341,43 @@ class Lia:
                         partners.update(dict.fromkeys(m for m in (p, q) if m not in names))
         return out, list(partners)
 
-    def _equalities(self, terms) -> list:
+    def _substituted(self, f: z3.ExprRef, equal: list, signature: tuple, touched: set) -> z3.ExprRef:
+        """f with the equalities' terms put in their representatives. Queries along a path ask with
+        the same equalities over and over: the results are kept per set of equalities."""
+        if touched.isdisjoint(self._names(f)):
+            return f  # mentions no symbol of an equated term
+        key = (signature, f.get_id())
+        hit = self._substitutions.get(key)
+        if hit is None:
+            hit = self._substitutions[key] = z3.simplify(z3.substitute(f, *equal))
+            self._keep.append(f)
+        return hit
+
+    def _equations(self, t: z3.BoolRef) -> tuple:
+        """The integer equalities a term asserts (through conjunctions and double negations), each
+        side simplified; kept per term, as the path's terms recur in every query along it."""
+        hit = self._sides_of.get(t.get_id())
+        if hit is not None:
+            return hit
+        out, stack = [], [t]
+        while stack:
+            u = stack.pop()
+            if z3.is_not(u) and z3.is_not(u.arg(0)):
+                stack.append(u.arg(0).arg(0))
+            elif z3.is_and(u):
+                stack.extend(u.children())
+            elif z3.is_eq(u) and z3.is_int(u.arg(0)):
+                out.append(tuple(z3.simplify(x) for x in u.children()))
+        self._keep.append(t)
+        self._sides_of[t.get_id()] = hit = tuple(out)
+        return hit
+
+    def _equalities(self, terms, names: dict) -> list:
         """Substitution pairs that put every term the terms' conjunctions set equal to another
         into one representative per class of equal terms: a constant where the class has one,
         else a size symbol, else its first term (out.size(0) == mn and out.size(0) == round_up(mn, 4)
-        make all three one)."""
+        make all three one). A named quotient whose divisor the path fixes to a constant c is
+        its dividend / c (hidden / group_size, taken before the dispatch fixed group_size)."""
         parent: dict[int, int] = {}
         term_of: dict[int, z3.ExprRef] = {}
 
@@ -348,19 +387,24 @@ class Lia:
                 i = parent[i]
             return i
 
-        stack = list(terms)
-        while stack:
-            t = stack.pop()
-            if z3.is_not(t) and z3.is_not(t.arg(0)):
-                stack.append(t.arg(0).arg(0))
-            elif z3.is_and(t):
-                stack.extend(t.children())
-            elif z3.is_eq(t) and z3.is_int(t.arg(0)):
-                a, b = (z3.simplify(x) for x in t.children())
-                for x in (a, b):
-                    term_of.setdefault(x.get_id(), x)
-                    parent.setdefault(x.get_id(), x.get_id())
-                parent[find(a.get_id())] = find(b.get_id())
+        def join(a: z3.ExprRef, b: z3.ExprRef) -> None:
+            for x in (a, b):
+                term_of.setdefault(x.get_id(), x)
+                parent.setdefault(x.get_id(), x.get_id())
+            parent[find(a.get_id())] = find(b.get_id())
+
+        for t in terms:
+            for a, b in self._equations(t):
+                join(a, b)
+        if not parent:
+            return []
+        constant = {find(i): term_of[i] for i in parent if z3.is_int_value(term_of[i])}
+        for n in names:
+            q = self._quotients.get(n)
+            if q is not None and q[1].get_id() in parent:
+                c = constant.get(find(q[1].get_id()))
+                if c is not None and c.as_long() > 0:
+                    join(z3.Int(n), z3.simplify(q[0] / c))
         classes: dict[int, list] = {}
         for i in parent:
             classes.setdefault(find(i), []).append(term_of[i])
