@@ -354,8 +354,10 @@ class Lia:
         return hit
 
     def _equations(self, t: z3.BoolRef) -> tuple:
-        """The integer equalities a term asserts (through conjunctions and double negations), each
-        side simplified; kept per term, as the path's terms recur in every query along it."""
+        """What a term asserts about integers being equal, through conjunctions and double
+        negations: ("eq", a, b) with both sides simplified, ("in", x, values) for a disjunction of
+        x == constant, ("ne", x, value) for x != constant. Kept per term, as the path's terms recur
+        in every query along it."""
         hit = self._sides_of.get(t.get_id())
         if hit is not None:
             return hit
@@ -367,7 +369,13 @@ class Lia:
             elif z3.is_and(u):
                 stack.extend(u.children())
             elif z3.is_eq(u) and z3.is_int(u.arg(0)):
-                out.append(tuple(z3.simplify(x) for x in u.children()))
+                out.append(("eq",) + tuple(z3.simplify(x) for x in u.children()))
+            elif z3.is_or(u):
+                pins = [_pin(c) for c in u.children()]
+                if pins and all(pins) and len({x.get_id() for x, _ in pins}) == 1:
+                    out.append(("in", pins[0][0], frozenset(v for _, v in pins)))
+            elif z3.is_not(u) and _pin(u.arg(0)):
+                out.append(("ne",) + _pin(u.arg(0)))
         self._keep.append(t)
         self._sides_of[t.get_id()] = hit = tuple(out)
         return hit
@@ -393,9 +401,23 @@ class Lia:
                 parent.setdefault(x.get_id(), x.get_id())
             parent[find(a.get_id())] = find(b.get_id())
 
+        domains: dict[int, set] = {}
+        excluded: dict[int, set] = {}
+        symbol_of: dict[int, z3.ExprRef] = {}
         for t in terms:
-            for a, b in self._equations(t):
-                join(a, b)
+            for kind, a, b in self._equations(t):
+                if kind == "eq":
+                    join(a, b)
+                elif kind == "in":
+                    symbol_of[a.get_id()] = a
+                    domains[a.get_id()] = domains.get(a.get_id(), set(b)) & b
+                else:
+                    excluded.setdefault(a.get_id(), set()).add(b)
+        for i, values in domains.items():
+            # A dispatch's else branch: group_size is 64 or 128, and not 64.
+            left = values - excluded.get(i, set())
+            if len(left) == 1:
+                join(symbol_of[i], z3.IntVal(left.pop()))
         if not parent:
             return []
         constant = {find(i): term_of[i] for i in parent if z3.is_int_value(term_of[i])}
@@ -528,6 +550,16 @@ def _ordered(p, other_p, q, other_q, c) -> z3.BoolRef:
     """p = c * other_p and q = c * other_q, c >= 0: ordered as the other factors are."""
     return z3.And(z3.Implies(other_p <= other_q, p <= q), z3.Implies(other_q <= other_p, q <= p),
                   z3.Implies(other_p + 1 <= other_q, p + c <= q), z3.Implies(other_q + 1 <= other_p, q + c <= p))
+
+
+def _pin(t: z3.ExprRef) -> tuple | None:
+    """(x, c) when t is x == c for a symbol x and an integer constant c."""
+    if not (z3.is_eq(t) and z3.is_int(t.arg(0))):
+        return None
+    for x, c in ((t.arg(0), t.arg(1)), (t.arg(1), t.arg(0))):
+        if _symbol(x) and z3.is_int_value(c):
+            return x, c.as_long()
+    return None
 
 
 def _symbol(t: z3.ExprRef) -> bool:
