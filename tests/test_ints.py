@@ -95,3 +95,44 @@ def test_a_quotient_of_a_signed_dividend_truncates_toward_zero():
     exact = z3.Solver()
     exact.add(*lia.CURRENT.definitions, ints.I(x) == -7, ints.I(d) == 2)
     assert exact.check() == z3.sat and exact.model().eval(ints.I(q)).as_long() == -3
+
+
+def _add(a, b, ty=T.INT64):
+    return ints.arith("+", a, b, ty, NO_SPAN)
+
+
+def test_a_sum_of_products_over_one_factor_is_ordered_against_the_others():
+    # seq * heads * parts + head * parts < seqs * heads * parts for seq < seqs and head < heads:
+    # linear only once the sum is parts * (seq * heads + head), ordered against seqs * heads * parts.
+    from analyzers.engine import lia
+    lia.use(lia.Lia())
+    seqs = fresh_int("seqs", T.INT64, 1, 1000)
+    seq = fresh_int("seq", T.INT64, 0, 999)
+    head = fresh_int("head", T.INT64, 0, 39)
+    heads = const_int(40, T.INT64)
+    parts = fresh_int("parts", T.INT64, 1, 4096)
+    row = _add(_mul(_mul(seq, heads), parts), _mul(head, parts))
+    size = _mul(_mul(seqs, heads), parts)
+    seq_in = ints.I(seq) < ints.I(seqs)
+    assert lia.CURRENT.unsat([], seq_in, ints.I(row) + ints.I(parts) > ints.I(size), nonlinear=False)
+    assert not lia.CURRENT.unsat([], ints.I(row) + ints.I(parts) > ints.I(size), nonlinear=False)  # seq may be past
+
+
+def test_equalities_on_the_path_make_products_of_equal_factors_equal():
+    # The launcher checked out.size(0) == rows and group_size == 128: out.size(0) * cols is
+    # rows * cols, and cols * group_size is 128 * cols, facts no envelope over the ranges gives.
+    from analyzers.engine import lia
+    lia.use(lia.Lia())
+    size0 = fresh_int("size0", T.INT64, 1, 1 << 20)
+    rows = fresh_int("rows", T.INT64, 1, 1 << 20)
+    cols = fresh_int("cols", T.INT64, 1, 1 << 12)
+    group = fresh_int("group_size", T.INT64, 0, 1 << 16)
+    out_numel, needed = _mul(size0, cols), _mul(rows, cols)
+    checked = ints.I(size0) == ints.I(rows)
+    assert lia.CURRENT.unsat([], checked, ints.I(out_numel) < ints.I(needed), nonlinear=False)
+    assert not lia.CURRENT.unsat([], ints.I(out_numel) < ints.I(needed), nonlinear=False)
+    width = _mul(cols, group)
+    one_of = z3.Or(ints.I(group) == 64, ints.I(group) == 128)
+    assert lia.CURRENT.unsat([], one_of, z3.Not(ints.I(group) == 64), ints.I(width) != 128 * ints.I(cols),
+                             nonlinear=False)
+    assert not lia.CURRENT.unsat([], one_of, ints.I(width) != 128 * ints.I(cols), nonlinear=False)

@@ -102,24 +102,23 @@ class Lia:
         for (f, fl, fu), (a1, a1l, a1u) in self._sides(p1):
             if fl < 0:
                 continue
-            for (g, _, _), (a2, a2l, a2u) in self._sides(p2):
-                if not z3.eq(f, g):
+            for (f2, _, _), (a2, a2l, a2u) in self._sides(p2):
+                if not z3.eq(f, f2):
                     continue
                 # The common constant stays outside (a byte offset's element size): the other
                 # factor is then comparable with the other products' (seq * heads + head vs seqs * heads).
-                k = sign * c2
-                g = math.gcd(c1, k)
-                c1, k = c1 // g, k // g
-                other = z3.simplify(c1 * a1 + k * a2)
-                lo = min(c1 * a1l, c1 * a1u) + min(k * a2l, k * a2u)
-                hi = max(c1 * a1l, c1 * a1u) + max(k * a2l, k * a2u)
+                common = math.gcd(c1, sign * c2)
+                k1, k2 = c1 // common, sign * c2 // common
+                other = z3.simplify(k1 * a1 + k2 * a2)
+                lo = min(k1 * a1l, k1 * a1u) + min(k2 * a2l, k2 * a2u)
+                hi = max(k1 * a1l, k1 * a1u) + max(k2 * a2l, k2 * a2u)
                 p = self.product(f, other, fl, fu, lo, hi)
                 name = str(p)
-                exact = p == c1 * p1 + k * p2
+                exact = p == k1 * p1 + k2 * p2
                 if not any(z3.eq(exact, e) for e in self._exact.get(name, ())):
                     self._exact.setdefault(name, []).append(exact)
                     self.envelopes[name] = z3.And(self.envelopes[name], exact)
-                return p if g == 1 else g * p
+                return p if common == 1 else common * p
         return plain
 
     def _multiple(self, t: z3.ArithRef) -> tuple[int, z3.ArithRef] | None:
