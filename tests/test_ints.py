@@ -119,20 +119,27 @@ def test_a_sum_of_products_over_one_factor_is_ordered_against_the_others():
 
 
 def test_equalities_on_the_path_make_products_of_equal_factors_equal():
-    # The launcher checked out.size(0) == rows and group_size == 128: out.size(0) * cols is
-    # rows * cols, and cols * group_size is 128 * cols, facts no envelope over the ranges gives.
+    # The launcher checked out.size(0) == rows, out.size(1) == cols and group_size == 128:
+    # out.size(0) * out.size(1) is rows * cols, and cols * group_size is 128 * cols, facts no
+    # envelope over the ranges gives.
     from analyzers.engine import lia
     lia.use(lia.Lia())
+
+    def linear_unsat(*conds, path: bool) -> bool:
+        s = z3.SolverFor("QF_LIA")
+        s.add(*conds, *(lia.CURRENT.facts(list(conds), path) or []))
+        return s.check() == z3.unsat
+
     size0 = fresh_int("size0", T.INT64, 1, 1 << 20)
+    size1 = fresh_int("size1", T.INT64, 1, 1 << 12)
     rows = fresh_int("rows", T.INT64, 1, 1 << 20)
     cols = fresh_int("cols", T.INT64, 1, 1 << 12)
     group = fresh_int("group_size", T.INT64, 0, 1 << 16)
-    out_numel, needed = _mul(size0, cols), _mul(rows, cols)
-    checked = ints.I(size0) == ints.I(rows)
-    assert lia.CURRENT.unsat([], checked, ints.I(out_numel) < ints.I(needed), nonlinear=False)
-    assert not lia.CURRENT.unsat([], ints.I(out_numel) < ints.I(needed), nonlinear=False)
+    out_numel, needed = _mul(size0, size1), _mul(rows, cols)
+    checked = z3.And(ints.I(size0) == ints.I(rows), ints.I(size1) == ints.I(cols))
+    assert linear_unsat(checked, ints.I(out_numel) < ints.I(needed), path=True)
+    assert not linear_unsat(checked, ints.I(out_numel) < ints.I(needed), path=False)
     width = _mul(cols, group)
     one_of = z3.Or(ints.I(group) == 64, ints.I(group) == 128)
-    assert lia.CURRENT.unsat([], one_of, z3.Not(ints.I(group) == 64), ints.I(width) != 128 * ints.I(cols),
-                             nonlinear=False)
-    assert not lia.CURRENT.unsat([], one_of, ints.I(width) != 128 * ints.I(cols), nonlinear=False)
+    assert linear_unsat(one_of, z3.Not(ints.I(group) == 64), ints.I(width) != 128 * ints.I(cols), path=True)
+    assert not linear_unsat(one_of, ints.I(width) != 128 * ints.I(cols), path=True)

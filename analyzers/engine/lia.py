@@ -31,10 +31,13 @@ class Lia:
         self.definitions: list = []  # exact nonlinear facts, for the second tier
         self.product_names: set[str] = set()
         self._by_factor: dict[int, list] = {}  # factor term id -> [(product, other factor)]
+        self._named_by_factor: dict[int, list] = {}  # factor term id -> [product name]
         self._factors: dict[str, tuple] = {}  # product name -> ((x, xl, xu), (y, yl, yu))
         self.envelopes: dict[str, z3.BoolRef] = {}  # product name -> McCormick envelope
         self._substitutions: dict[tuple, z3.ExprRef] = {}  # (equalities, factor) -> substituted factor
-        self._sides_of: dict[int, tuple] = {}  # term id -> the equalities it asserts (see _equations)
+        self._sides_of: dict[int, tuple] = {}  # term (Python id) -> the equalities it asserts (see _equations)
+        self._path_orders: dict[tuple, z3.BoolRef] = {}  # order lemmas of products the path relates
+        self._classes_of: dict[tuple, tuple] = {}  # terms asserting equalities -> their classes (_equalities)
         self._quotients: dict[str, tuple] = {}  # quotient name -> (dividend, divisor), dividend >= 0
         self._exact: dict[str, list] = {}  # product name -> linear sums it equals (see sum)
         self.orders: dict[str, list] = {}  # product name -> [(other product name, order lemma)]
@@ -68,24 +71,26 @@ class Lia:
         hold for every x in [xl, xu] and y in [yl, yu]. They make most index bounds that multiply
         two sizes (col * tokens) provable in linear arithmetic; the exact product stays for the
         nonlinear tier."""
-        # Factors in z3's normal form: (rows + 1) - 1 is rows, so products of the same sizes share
-        # their factors (the order lemmas match factors by identity).
-        x, y = z3.simplify(x), z3.simplify(y)
-        if x.get_id() > y.get_id():
-            x, y, xl, xu, yl, yu = y, x, yl, yu, xl, xu
-        key = (x.get_id(), y.get_id())
+        # Factors are matched in z3's normal form: (rows + 1) - 1 is rows, so products of the same
+        # sizes share their factors (the order lemmas match factors by identity). The facts keep
+        # the terms as the path has them: a normal form's own divisions would be new terms to the
+        # arithmetic solver.
+        nx, ny = z3.simplify(x), z3.simplify(y)
+        if nx.get_id() > ny.get_id():
+            x, y, nx, ny, xl, xu, yl, yu = y, x, ny, nx, yl, yu, xl, xu
+        key = (nx.get_id(), ny.get_id())
         if key not in self.products:
             corners = [xl * yl, xl * yu, xu * yl, xu * yu]
             p = self.var(f"prod!{next(self._ids)}", min(corners), max(corners))
-            self._keep.extend((x, y))
+            self._keep.extend((x, y, nx, ny))
             self.envelopes[str(p)] = z3.And(
                 p >= xl * y + yl * x - xl * yl, p >= xu * y + yu * x - xu * yu,
                 p <= xu * y + yl * x - xu * yl, p <= xl * y + yu * x - xl * yu)
             self.definitions.append(p == x * y)
             self.product_names.add(str(p))
             self.products[key] = p
-            self._factors[str(p)] = ((x, xl, xu), (y, yl, yu))
-            self._order_lemmas(p, ((x, y, yl), (y, x, xl)))
+            self._factors[str(p)] = ((nx, xl, xu), (ny, yl, yu))
+            self._order_lemmas(p, ((x, y, yl, ny), (y, x, xl, nx)))
         return self.products[key]
 
     def sum(self, x: z3.ArithRef, y: z3.ArithRef, sign: int = 1) -> z3.ArithRef:
@@ -164,12 +169,13 @@ class Lia:
         row < rows gives row * hidden + hidden <= rows * hidden. Linear facts about the product
         variables, true for all values, which McCormick envelopes alone cannot give; they prove the
         row bounds of kernels whose sizes are all symbols."""
-        for other, c, c_lo in sides:
+        for other, c, c_lo, c_normal in sides:
             if c_lo < 0:
                 continue
-            for q, other_q in self._by_factor.get(c.get_id(), ()):
+            for q, other_q in self._by_factor.get(c_normal.get_id(), ()):
                 self.orders.setdefault(str(p), []).append((str(q), _ordered(p, other, q, other_q, c)))
-            self._by_factor.setdefault(c.get_id(), []).append((p, other))
+            self._by_factor.setdefault(c_normal.get_id(), []).append((p, other))
+            self._named_by_factor.setdefault(c_normal.get_id(), []).append(str(p))
 
     def bounded(self, key: z3.ExprRef, lo: int, hi: int) -> z3.ArithRef:
         """An integer standing for a value the integers do not follow exactly (a bitwise result,
@@ -236,7 +242,12 @@ class Lia:
         product of two sizes), once more with them in z3's nonlinear arithmetic."""
         self.skipped = False
         if all(linear(c) for c in conds):
-            if self._check("QF_LIA", [self.translate(c) for c in pc], conds):
+            terms = [self.translate(c) for c in pc]
+            if self._check("QF_LIA", terms, conds):
+                return True
+            # A check (not a branch) the plain facts leave open: once more with the products the
+            # path's equalities relate, which cost every query that carries them.
+            if nonlinear and self._check("QF_LIA", terms, conds, path=True):
                 return True
             if not nonlinear or (not self.skipped and not self._mentions_product(conds)):
                 return False
@@ -244,10 +255,11 @@ class Lia:
             return False
         return self._check("QF_NIA", [self.translate(c, nonlinear=True) for c in pc] + self.definitions, conds)
 
-    def facts(self, terms) -> list:
+    def facts(self, terms, path: bool = False) -> list | None:
         """The bounds, envelopes and order lemmas about the variables ``terms`` mention (and, for a
         product, about its factors): the whole instance's facts would make every query pay for
-        every kernel analysed before it."""
+        every kernel analysed before it. With ``path``, also the facts of ``_path_products``, or
+        None when there are none."""
         # Ordered containers throughout: the facts' order steers z3's search, and a verdict or a
         # witness must not depend on Python's per-process string hashing.
         names: dict[str, None] = {}
@@ -261,7 +273,12 @@ class Lia:
         self._expand(todo, names, out)
         # Products the path makes equal to the ones named (out.size(0) * out.size(1) and the
         # launcher's mn * groups) join the query with their own facts.
-        equal, partners = self._path_products(terms, names)
+        if path:
+            equal, partners = self._path_products(terms, names)
+            if not equal:
+                return None
+        else:
+            equal, partners = [], []
         out += equal
         todo = [n for n in partners if n not in names]
         names.update(dict.fromkeys(todo))
@@ -295,7 +312,7 @@ class Lia:
 
     def _path_products(self, terms, names: dict) -> tuple[list, list]:
         """Facts about products from the equalities the terms assert about their factors, with
-        every factor put in its class's representative (``_equalities``):
+        every factor put in its class's representative (``_classes``):
         - a factor fixed to a constant c (a dispatch that picked group_size == 128 after
           hidden / group_size was taken) makes the product c times the other factor;
         - products whose factors are now the same are equal, and products that now share a
@@ -303,26 +320,23 @@ class Lia:
           out.size(0) == mn, so out.size(0) * (out.size(1) - 1) bounds mn * group.
         Linear facts, true on the path, that envelopes built on each factor's whole range cannot
         give. Returns the facts and the products they bring into the query."""
-        equal = self._equalities(terms, names)
+        equal, signature, touched, over = self._equalities(terms, names)
         if not equal:
             return [], []
         # The products over a term of an equality, beside the ones named: where a named one's
         # partner is.
         candidates = dict.fromkeys(n for n in names if n in self._factors)
-        for pair in equal:
-            for term in pair:
-                candidates.update(dict.fromkeys(str(p) for p, _ in self._by_factor.get(term.get_id(), ())))
+        for term_id in over:
+            candidates.update(dict.fromkeys(self._named_by_factor.get(term_id, ())))
         out, same, sharing = [], {}, {}
-        touched = {n for pair in equal for n in self._names(pair[0])}
-        signature = tuple((a.get_id(), b.get_id()) for a, b in equal)
         for n in candidates:
             (x, xl, _), (y, yl, _) = self._factors[n]
             xs, ys = (self._substituted(f, equal, signature, touched) for f in (x, y))
-            if z3.is_int_value(xs) or z3.is_int_value(ys):
+            changed = xs is not x or ys is not y
+            if changed and (z3.is_int_value(xs) or z3.is_int_value(ys)):
                 if n in names:
                     out.append(z3.Int(n) == xs * ys)
                 continue
-            changed = not (xs.eq(x) and ys.eq(y))
             same.setdefault(tuple(sorted((xs.get_id(), ys.get_id()))), []).append(n)
             for f, f_lo, other in ((xs, xl, ys), (ys, yl, xs)):
                 if f_lo >= 0:
@@ -336,7 +350,11 @@ class Lia:
             for i, (p, c, op, p_changed) in enumerate(group):
                 for q, _, oq, q_changed in group[i + 1:]:
                     if (p_changed or q_changed) and (p in names or q in names) and not op.eq(oq):
-                        out.append(_ordered(z3.Int(p), op, z3.Int(q), oq, c))
+                        key = (p, q, op.get_id(), oq.get_id(), c.get_id())
+                        lemma = self._path_orders.get(key)
+                        if lemma is None:
+                            lemma = self._path_orders[key] = _ordered(z3.Int(p), op, z3.Int(q), oq, c)
+                        out.append(lemma)
                         partners.update(dict.fromkeys(m for m in (p, q) if m not in names))
         return out, list(partners)
 
@@ -348,7 +366,8 @@ class Lia:
         key = (signature, f.get_id())
         hit = self._substitutions.get(key)
         if hit is None:
-            hit = self._substitutions[key] = z3.simplify(z3.substitute(f, *equal))
+            hit = z3.simplify(z3.substitute(f, *equal))
+            self._substitutions[key] = hit = f if hit.eq(f) else hit
             self._keep.append(f)
         return hit
 
@@ -357,7 +376,7 @@ class Lia:
         negations: ("eq", a, b) with both sides simplified, ("in", x, values) for a disjunction of
         x == constant, ("ne", x, value) for x != constant. Kept per term, as the path's terms recur
         in every query along it."""
-        hit = self._sides_of.get(t.get_id())
+        hit = self._sides_of.get(id(t))  # t is kept alive below: its id stays its own
         if hit is not None:
             return hit
         out, stack = [], [t]
@@ -376,10 +395,25 @@ class Lia:
             elif z3.is_not(u) and _pin(u.arg(0)):
                 out.append(("ne",) + _pin(u.arg(0)))
         self._keep.append(t)
-        self._sides_of[t.get_id()] = hit = tuple(out)
+        self._sides_of[id(t)] = hit = tuple(out)
         return hit
 
-    def _equalities(self, terms, names: dict) -> list:
+    def _equalities(self, terms, names: dict) -> tuple:
+        """The substitution pairs of ``_classes`` with what ``_path_products`` derives from them:
+        a signature, the symbols of the equated terms, the ids of the equated terms. The queries of
+        a path share them: kept per set of terms that assert an equality."""
+        bearing = tuple(id(t) for t in terms if self._equations(t))
+        key = (bearing, tuple(n for n in names if n in self._quotients))
+        hit = self._classes_of.get(key)
+        if hit is None:
+            equal = self._classes(terms, names) if bearing else []
+            hit = (equal, tuple((a.get_id(), b.get_id()) for a, b in equal),
+                   {n for a, _ in equal for n in self._names(a)},
+                   list(dict.fromkeys(t.get_id() for pair in equal for t in pair)))
+            self._classes_of[key] = hit
+        return hit
+
+    def _classes(self, terms, names: dict) -> list:
         """Substitution pairs that put every term the terms' conjunctions set equal to another
         into one representative per class of equal terms: a constant where the class has one,
         else a size symbol, else its first term (out.size(0) == mn and out.size(0) == round_up(mn, 4)
@@ -475,13 +509,16 @@ class Lia:
             stack.extend(t.children())
         return False
 
-    def _check(self, logic: str, pc_terms, conds) -> bool:
+    def _check(self, logic: str, pc_terms, conds, path: bool = False) -> bool:
+        terms = [t for t in pc_terms if not z3.is_true(t)]
+        facts = self.facts(terms + list(conds), path)
+        if facts is None:
+            return False  # nothing more to know than the plain query knew
         s = z3.SolverFor(logic)
         s.set("timeout", self.timeout_ms)
         s.set("rlimit", self.rlimit)
-        terms = [t for t in pc_terms if not z3.is_true(t)]
         # One conjunction: a single call into z3 instead of one per term.
-        s.add(conjunction(terms + list(conds) + self.facts(terms + list(conds))))
+        s.add(conjunction(terms + list(conds) + facts))
         t0 = time.perf_counter()
         r = s.check()
         self.seconds += time.perf_counter() - t0
