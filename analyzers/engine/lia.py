@@ -30,8 +30,7 @@ class Lia:
         self.products: dict[tuple, z3.ArithRef] = {}
         self.definitions: list = []  # exact nonlinear facts, for the second tier
         self.product_names: set[str] = set()
-        self._by_factor: dict[int, list] = {}  # factor term id -> [(product, other factor)]
-        self._named_by_factor: dict[int, list] = {}  # factor term id -> [product name]
+        self._by_factor: dict[int, list] = {}  # factor term id -> [(product, other factor, product name)]
         self._factors: dict[str, tuple] = {}  # product name -> ((x, xl, xu), (y, yl, yu))
         self.envelopes: dict[str, z3.BoolRef] = {}  # product name -> McCormick envelope
         self._substitutions: dict[tuple, z3.ExprRef] = {}  # (equalities, factor) -> substituted factor
@@ -169,13 +168,13 @@ class Lia:
         row < rows gives row * hidden + hidden <= rows * hidden. Linear facts about the product
         variables, true for all values, which McCormick envelopes alone cannot give; they prove the
         row bounds of kernels whose sizes are all symbols."""
+        name = str(p)
         for other, c, c_lo, c_normal in sides:
             if c_lo < 0:
                 continue
-            for q, other_q in self._by_factor.get(c_normal.get_id(), ()):
-                self.orders.setdefault(str(p), []).append((str(q), _ordered(p, other, q, other_q, c)))
-            self._by_factor.setdefault(c_normal.get_id(), []).append((p, other))
-            self._named_by_factor.setdefault(c_normal.get_id(), []).append(str(p))
+            for q, other_q, q_name in self._by_factor.get(c_normal.get_id(), ()):
+                self.orders.setdefault(name, []).append((q_name, _ordered(p, other, q, other_q, c)))
+            self._by_factor.setdefault(c_normal.get_id(), []).append((p, other, name))
 
     def bounded(self, key: z3.ExprRef, lo: int, hi: int) -> z3.ArithRef:
         """An integer standing for a value the integers do not follow exactly (a bitwise result,
@@ -327,7 +326,7 @@ class Lia:
         # partner is.
         candidates = dict.fromkeys(n for n in names if n in self._factors)
         for term_id in over:
-            candidates.update(dict.fromkeys(self._named_by_factor.get(term_id, ())))
+            candidates.update(dict.fromkeys(name for _, _, name in self._by_factor.get(term_id, ())))
         out, same, sharing = [], {}, {}
         for n in candidates:
             (x, xl, _), (y, yl, _) = self._factors[n]
@@ -392,8 +391,8 @@ class Lia:
                 pins = [_pin(c) for c in u.children()]
                 if pins and all(pins) and len({x.get_id() for x, _ in pins}) == 1:
                     out.append(("in", pins[0][0], frozenset(v for _, v in pins)))
-            elif z3.is_not(u) and _pin(u.arg(0)):
-                out.append(("ne",) + _pin(u.arg(0)))
+            elif z3.is_not(u) and (pin := _pin(u.arg(0))):
+                out.append(("ne",) + pin)
         self._keep.append(t)
         self._sides_of[id(t)] = hit = tuple(out)
         return hit
