@@ -865,7 +865,23 @@ class Lowerer:
         name = self.function_name(kernel)
         targs = self.template_args(kernel)
         display = f"{name}<{', '.join(targs)}>" if targs else name
+        if key is None and (unparsed := self.unparsed(kernel, display)) is not None:
+            return unparsed
         return N.Launch(key, display, cfg_args[0], cfg_args[1], cfg_args[2], cfg_args[3], args, span=sp)
+
+    def unparsed(self, kernel: ci.Cursor, display: str) -> N.Unsupported | None:
+        """A kernel template with a parse error in its body has no instantiated body: the first
+        error, at its own line, says why (an unknown type is a missing include)."""
+        where = kernel.extent.start.file
+        if where is None:
+            return None
+        errors = self.parsed.errors_in(str(Path(where.name).resolve()), kernel.extent.start.line,
+                                       kernel.extent.end.line)
+        if not errors:
+            return None
+        err = errors[0]
+        return N.Unsupported(f"parse error in kernel {display}: {err.message}", T.VOID,
+                             span=N.Span(self.relpath(err.file), err.line, err.col, err.line, err.col))
 
 
     def launch_ex(self, c: ci.Cursor, ty: T.Type, sp: N.Span) -> N.Expr:
