@@ -143,3 +143,30 @@ def test_equalities_on_the_path_make_products_of_equal_factors_equal():
     one_of = z3.Or(ints.I(group) == 64, ints.I(group) == 128)
     assert linear_unsat(one_of, z3.Not(ints.I(group) == 64), ints.I(width) != 128 * ints.I(cols), path=True)
     assert not linear_unsat(one_of, ints.I(width) != 128 * ints.I(cols), path=True)
+
+
+def test_a_size_the_path_proves_a_multiple_is_that_multiple_of_its_quotient():
+    # The launcher checked k % 128 == 0 and out.numel() / k >= rows: a kernel row of k / 128
+    # groups of 128 ends inside out, row * (k / 128) * 128 + k <= out.numel() for row < rows;
+    # linear only once rows_out * k is 128 * (rows_out * (k / 128)), ordered against row * (k / 128).
+    from analyzers.engine import lia
+    lia.use(lia.Lia())
+
+    def linear_unsat(*conds, path: bool) -> bool:
+        s = z3.SolverFor("QF_LIA")
+        s.add(*conds, *(lia.CURRENT.facts(list(conds), path) or []))
+        return s.check() == z3.unsat
+
+    k = fresh_int("k", T.INT64, 1, 1 << 16)
+    numel = fresh_int("out_numel", T.INT64, 0, 1 << 40)
+    rows = fresh_int("rows", T.INT64, 1, 1 << 20)
+    row = fresh_int("row", T.INT64, 0, 1 << 20)
+    groups = _div(k, const_int(128, T.INT64))
+    out_rows = _div(numel, k)
+    row_end = ints.I(_mul(_mul(row, groups), const_int(128, T.INT64))) + ints.I(k)
+    facts = (ints.I(out_rows) >= ints.I(rows), ints.I(row) < ints.I(rows))
+    multiple = ints.I(k) % 128 == 0
+    assert linear_unsat(multiple, *facts, row_end > ints.I(numel), path=True)
+    # Without the check the linear facts know nothing of (k / 128) * 128 against k: the bound is
+    # left to the nonlinear tier.
+    assert not linear_unsat(*facts, row_end > ints.I(numel), path=True)

@@ -327,7 +327,7 @@ class Lia:
         candidates = dict.fromkeys(n for n in names if n in self._factors)
         for term_id in over:
             candidates.update(dict.fromkeys(name for _, _, name in self._by_factor.get(term_id, ())))
-        out, same, sharing = [], {}, {}
+        out, same, sharing, partners = [], {}, {}, {}
         for n in candidates:
             (x, xl, _), (y, yl, _) = self._factors[n]
             xs, ys = (self._substituted(f, equal, signature, touched) for f in (x, y))
@@ -336,11 +336,15 @@ class Lia:
                 if n in names:
                     out.append(z3.Int(n) == xs * ys)
                 continue
+            if changed and n in names and (p := self._over_quotient(n, xs, ys)) is not None:
+                # rows * k with k a multiple of 128 is 128 * (rows * (k / 128)): the product over
+                # k / 128, ordered against the kernel's row * (k / 128), joins the query.
+                out.append(z3.Int(n) == p[0] * p[1])
+                partners[str(p[1])] = None
             same.setdefault(tuple(sorted((xs.get_id(), ys.get_id()))), []).append(n)
             for f, f_lo, other in ((xs, xl, ys), (ys, yl, xs)):
                 if f_lo >= 0:
                     sharing.setdefault(f.get_id(), []).append((n, f, other, changed))
-        partners: dict[str, None] = {}
         for members in same.values():
             if len(members) > 1 and any(m in names for m in members):
                 out += [z3.Int(a) == z3.Int(b) for a, b in zip(members, members[1:])]
@@ -356,6 +360,18 @@ class Lia:
                         out.append(lemma)
                         partners.update(dict.fromkeys(m for m in (p, q) if m not in names))
         return out, list(partners)
+
+    def _over_quotient(self, n: str, xs: z3.ExprRef, ys: z3.ExprRef) -> tuple | None:
+        """(c, q * other) when a factor of product n is c * q on the path (``_multiples``) and
+        non-negative: n is c times that product."""
+        (_, xl, xu), (_, yl, yu) = self._factors[n]
+        for f, fl, fu, other, ol, ou in ((xs, xl, xu, ys, yl, yu), (ys, yl, yu, xs, xl, xu)):
+            if fl < 0 or not (z3.is_mul(f) and f.num_args() == 2 and z3.is_int_value(f.arg(0))):
+                continue
+            c = f.arg(0).as_long()
+            if c > 1:
+                return c, self.product(f.arg(1), other, -(-fl // c), fu // c, ol, ou)
+        return None
 
     def _substituted(self, f: z3.ExprRef, equal: list, signature: tuple, touched: set) -> z3.ExprRef:
         """f with the equalities' terms put in their representatives. Queries along a path ask with
@@ -466,7 +482,31 @@ class Lia:
         for members in classes.values():
             rep = min(members, key=lambda m: (not z3.is_int_value(m), not _symbol(m), m.get_id()))
             out += [(m, rep) for m in members if not m.eq(rep)]
-        return out
+        return self._multiples(terms, out)
+
+    def _multiples(self, terms, pairs: list) -> list:
+        """``pairs`` with every term the path proves a multiple of a constant c > 1 (k % 128 == 0,
+        or k % group_size == 0 once group_size is 128) put as c * (k / c), its class with it: a
+        product over k is then c times a product over k / c, the factor the kernel multiplies by
+        (row * groups * 128 against rows * k)."""
+        scaled: dict[int, tuple] = {}
+        for t in terms:
+            for kind, *sides in self._equations(t):
+                if kind != "eq":
+                    continue
+                for a, b in (sides, sides[::-1]):
+                    if not (z3.is_int_value(b) and b.as_long() == 0 and z3.is_app_of(a, z3.Z3_OP_MOD)):
+                        continue
+                    # The divisor in its representative (group_size is 128); the remainder itself is
+                    # in the class of 0.
+                    x, c = (z3.simplify(z3.substitute(u, *pairs)) if pairs else u for u in a.children())
+                    if z3.is_int_value(c) and c.as_long() > 1 and not z3.is_int_value(x):
+                        scaled.setdefault(x.get_id(), (x, z3.simplify(c * (x / c))))
+        if not scaled:
+            return pairs
+        out = [(m, scaled[rep.get_id()][1] if rep.get_id() in scaled else rep) for m, rep in pairs]
+        equated = {m.get_id() for m, _ in pairs}
+        return out + [(x, multiple) for i, (x, multiple) in scaled.items() if i not in equated]
 
     def _names(self, t: z3.ExprRef) -> tuple:
         k = t.get_id()
