@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import ctypes
+import functools
+from pathlib import Path
 
 import clang.cindex as ci
 
@@ -18,6 +20,13 @@ UNOPS = {
     1: "post++", 2: "post--", 3: "pre++", 4: "pre--", 5: "&", 6: "*", 7: "+", 8: "-", 9: "~",
     10: "!", 11: "__real", 12: "__imag", 13: "__extension__", 14: "co_await",
 }
+
+
+@functools.lru_cache(maxsize=8192)
+def real_path(name: str) -> str:
+    """A cursor's file name made absolute with links resolved. Walks over a translation unit ask
+    for every top-level declaration of every header: resolving each time cost seconds per op."""
+    return str(Path(name).resolve())
 
 
 def lib():

@@ -24,7 +24,7 @@ def function_definitions(tu: ci.TranslationUnit, main_file: Path, templates: boo
     def walk(cursor):
         for c in cursor.get_children():
             loc = c.location.file
-            if loc is None or str(Path(loc.name).resolve()) != main:
+            if loc is None or clangx.real_path(loc.name) != main:
                 if c.kind == CK.NAMESPACE:
                     yield from walk(c)
                 continue

@@ -290,7 +290,7 @@ class Lowerer:
         else:
             kind = "host"
         stmts = self.constructor_inits(c, this_type, explicit, bases) if c.kind == CK.CONSTRUCTOR and this_type else []
-        for err in self.parsed.errors_in(str(Path(body.extent.start.file.name).resolve()) if body.extent.start.file else "",
+        for err in self.parsed.errors_in(clangx.real_path(body.extent.start.file.name) if body.extent.start.file else "",
                                          c.extent.start.line, c.extent.end.line):
             stmts.append(N.UnsupportedStmt(f"parse error: {err.message}",
                                            span=N.Span(self.relpath(err.file), err.line, err.col, err.line, err.col)))
@@ -875,7 +875,7 @@ class Lowerer:
         where = kernel.extent.start.file
         if where is None:
             return None
-        errors = self.parsed.errors_in(str(Path(where.name).resolve()), kernel.extent.start.line,
+        errors = self.parsed.errors_in(clangx.real_path(where.name), kernel.extent.start.line,
                                        kernel.extent.end.line)
         if not errors:
             return None

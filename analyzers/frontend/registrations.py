@@ -16,6 +16,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
+from . import clangx
 from .discover import function_definitions
 from .includes import IncludeResolver
 from .parse import ParseConfig, ParseError, parse_file
@@ -135,7 +136,7 @@ def _blocks(tu: ci.TranslationUnit, path: Path):
             if c.kind in (CK.NAMESPACE, CK.LINKAGE_SPEC):
                 yield from walk(c)
             elif c.kind == CK.FUNCTION_DECL and c.is_definition() and c.location.file is not None \
-                    and str(Path(c.location.file.name).resolve()) == main:
+                    and clangx.real_path(c.location.file.name) == main:
                 yield c
 
     for c in walk(tu.cursor):
