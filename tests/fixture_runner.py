@@ -98,11 +98,12 @@ def run_fixture(fx: Fixture, tmp: Path):
 
     if fx.header.get("zero_config"):
         # No binding: the ops of the file run in zero-config mode (with the manifest's statements
-        # about function results, when the fixture makes some).
+        # about function results and its options, when the fixture gives some).
         manifest = None
-        if "returns" in fx.header:
+        extra = {key: fx.header[key] for key in ("returns", "options") if key in fx.header}
+        if extra:
             mpath = tmp / "kernelvet.yaml"
-            mpath.write_text(yaml.safe_dump({"version": 0, "models": [], "ops": [], "returns": fx.header["returns"]}))
+            mpath.write_text(yaml.safe_dump({"version": 0, "models": [], "ops": [], **extra}))
             manifest = load(mpath)
         return scan(FIXTURES, manifest, jobs=1, zero_config_files=[fx.name])
     mpath = tmp / "kernelvet.yaml"

@@ -42,7 +42,7 @@ class Options:
     # A kernel whose analysis ran out the budget is skipped in a follow-up run of the instance, so
     # the launches after it (other paths, other kernels) still get a verdict. How many such runs.
     follow_ups: int = 2
-    skip_kernels: frozenset = frozenset()  # kernel instantiations a follow-up run does not enter
+    skip_kernels: frozenset = frozenset()  # kernel functions (keys) a follow-up run does not enter
     # Inputs fixed for a replay (replay.py): (z3 name, bits or 0 for a boolean, value).
     pins: tuple = ()
     # Results the manifest states for repository functions: (name, min, max); such calls are not followed.
@@ -91,8 +91,12 @@ class Context:
         self.start = budget_clock()
         self.paths = 0
         self._guided = None  # the last witness found at the integers' minimum
-        self.timed_out_in: str | None = None  # the kernel running when the budget ran out
-        self.kernel_seconds: dict[str, float] = {}  # time spent in each kernel's analysis
+        # Kernels by function key: two overloads of a template can print alike (f<float> and
+        # f<float> with one more parameter), and a follow-up run must skip only the slow one.
+        self.kernel_key: str | None = None  # the running kernel's function
+        self.kernel_names: dict[str, str] = {}  # function key -> display name
+        self.timed_out_in: str | None = None  # the function of the kernel running when the budget ran out
+        self.kernel_seconds: dict[str, float] = {}  # time spent in each kernel's analysis, by function
         self.loop_written: dict[int, str] = {}  # region id -> the loop summary that may have written it
         self.replay_pins: list = []  # (rank, inputs) of findings a loop summary could not settle
         self.pin_terms = replay.pin_terms(self.options.pins)  # [(constant, value)] of a replay
@@ -104,7 +108,7 @@ class Context:
 
     def tick(self) -> None:
         if self.over_budget():
-            self.timed_out_in = self.kernel or self.heaviest_kernel()
+            self.timed_out_in = self.kernel_key or self.heaviest_kernel()
             raise BudgetExceeded()
 
     def heaviest_kernel(self) -> str | None:

@@ -319,7 +319,7 @@ class HostOps:
 
     def run_kernel(self, kernel: N.Function, e: N.Launch, host: State, grid: StructV, block: StructV,
                    smem: IntV, args: list) -> None:
-        if e.name in self.ctx.options.skip_kernels:
+        if e.kernel in self.ctx.options.skip_kernels:
             return  # a follow-up run: this kernel's analysis ran out the budget before
         kst = host.fork()
         # Threads run only under a valid configuration (invalid ones are the launch check's business).
@@ -364,8 +364,9 @@ class HostOps:
         thread = Thread(e.name, refined["grid"], refined["block"], StructV(UINT3, bid), StructV(UINT3, tid),
                         symbols, dyn)
         kst.thread = thread
-        previous = self.ctx.kernel
-        self.ctx.kernel = e.name
+        previous, previous_key = self.ctx.kernel, self.ctx.kernel_key
+        self.ctx.kernel, self.ctx.kernel_key = e.name, e.kernel
+        self.ctx.kernel_names[e.kernel] = e.name
         if e.name not in self.ctx.kernels:
             self.ctx.kernels.append(e.name)
         started = budget_clock()
@@ -377,9 +378,9 @@ class HostOps:
             if pe.status == "stuck":
                 self.ctx.stuck(pe.kind, pe.reason, pe.span)
         finally:
-            self.ctx.kernel = previous
+            self.ctx.kernel, self.ctx.kernel_key = previous, previous_key
             spent = self.ctx.kernel_seconds
-            spent[e.name] = spent.get(e.name, 0.0) + budget_clock() - started
+            spent[e.kernel] = spent.get(e.kernel, 0.0) + budget_clock() - started
 
     def builtin_var(self, name: str, st: State, span: N.Span) -> StructV:
         th = st.thread

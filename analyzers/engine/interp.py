@@ -52,11 +52,13 @@ def analyze(program: N.Program, fn: N.Function, inst: B.Instance, checks: list, 
     result, ctx = _analyze_once(program, fn, inst, checks, options, name, models)
     stuck_in, pins = ctx.timed_out_in, ctx.replay_pins
     skipped: list[str] = []
+    names = dict(ctx.kernel_names)
     while stuck_in is not None and len(skipped) < options.follow_ups:
         skipped.append(stuck_in)
         again = replace(options, skip_kernels=frozenset(skipped))
         follow_up, fctx = _analyze_once(program, fn, inst, [type(c)() for c in checks], again, name, models)
-        _merge_follow_up(result, follow_up, stuck_in, options.time_budget_s)
+        _merge_follow_up(result, follow_up, names.get(stuck_in, stuck_in), options.time_budget_s)
+        names.update(fctx.kernel_names)
         stuck_in, pins = fctx.timed_out_in, pins + fctx.replay_pins
     # Inputs fixed, the loops a summary could not settle run concretely (replay.py).
     for _, fixed in sorted(pins, key=lambda rp: rp[0])[:replay.MAX_REPLAYS]:
