@@ -21,16 +21,28 @@ def _same_cause(ctx, st, cond, ev, key) -> bool:
     """An access that also fails for the input (the sizes) of an access already reported in this
     kernel is listed with that finding, not reported again: one root cause, one report."""
     terms = [t for _, t in ctx.dim_order]
+    # Without the in-bounds assumptions earlier reports left on the path: they exclude exactly
+    # the inputs that reached them (five 16-byte loads past one table, one report).
+    pc = tuple(t for t in st.pc if t.get_id() not in ctx.continued)
     for kernel, finding, model in ctx.witnesses:
         if kernel != ctx.kernel:
             continue
         fixed = [t == model.eval(t, model_completion=True) for t in terms]
-        if ctx.find_model(st.pc, z3.And(cond, *fixed), ev.span) is not None:
+        if ctx.find_model(pc, z3.And(cond, *fixed), ev.span) is not None:
             ctx.mark(key)
             if ev.span != finding.location and ev.span not in finding.related:
                 finding.related.append(ev.span)
             return True
     return False
+
+
+def _continued(ctx, in_bounds, in_bounds_i):
+    """The assumption a path goes on with after a report (the access was in bounds), registered
+    and remembered as such."""
+    term = ctx.lia.register(in_bounds, in_bounds_i)
+    ctx.continued.add(term.get_id())
+    ctx.keep.append(term)
+    return term
 
 
 class BoundsCheck(Check):
@@ -104,7 +116,7 @@ class BoundsCheck(Check):
             return
         ctx.mark(key)
         model = ctx.minimal(st.pc, cond, cond_i, model)
-        st.assume(ctx.lia.register(z3.Not(cond), z3.Not(cond_i)))
+        st.assume(_continued(ctx, z3.Not(cond), z3.Not(cond_i)))
         summary = depends_on_summary(ctx, cond, model)
         if summary is not None:
             ctx.stuck("imprecise-loop", f"a possible out-of-bounds index `{ev.span.text}` depends on {summary}, "
@@ -150,7 +162,7 @@ class BoundsCheck(Check):
         ctx.mark(key)
         model = ctx.minimal(st.pc, cond, cond_i, model)
         # Report a root cause once: the path goes on as if this access had been in bounds.
-        st.assume(ctx.lia.register(z3.Not(cond), z3.Not(cond_i) if cond_i is not None else None))
+        st.assume(_continued(ctx, z3.Not(cond), z3.Not(cond_i) if cond_i is not None else None))
         summary = depends_on_summary(ctx, cond, model)
         if summary is not None:
             ctx.stuck("imprecise-loop", f"a possible out-of-bounds access `{ev.span.text}` depends on {summary}, "

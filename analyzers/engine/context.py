@@ -88,6 +88,10 @@ class Context:
         self.reported: set[tuple] = set()
         self.aborts: list[tuple] = []
         self.witnesses: list[tuple] = []  # (kernel, finding, model) of reported accesses
+        # Ids of the in-bounds assumptions paths go on with after a report (checks/oob.py); the
+        # terms are kept so that their ids stay theirs.
+        self.continued: set[int] = set()
+        self.keep: list = []
         self.start = budget_clock()
         self.paths = 0
         self._guided = None  # the last witness found at the integers' minimum
