@@ -40,8 +40,7 @@ def _continued(ctx, in_bounds, in_bounds_i):
     """The assumption a path goes on with after a report (the access was in bounds), registered
     and remembered as such."""
     term = ctx.lia.register(in_bounds, in_bounds_i)
-    ctx.continued.add(term.get_id())
-    ctx.keep.append(term)
+    ctx.continued[term.get_id()] = term
     return term
 
 

@@ -88,10 +88,9 @@ class Context:
         self.reported: set[tuple] = set()
         self.aborts: list[tuple] = []
         self.witnesses: list[tuple] = []  # (kernel, finding, model) of reported accesses
-        # Ids of the in-bounds assumptions paths go on with after a report (checks/oob.py); the
-        # terms are kept so that their ids stay theirs.
-        self.continued: set[int] = set()
-        self.keep: list = []
+        # The in-bounds assumptions paths go on with after a report (checks/oob.py), by term id
+        # (the terms kept so that their ids stay theirs).
+        self.continued: dict[int, z3.BoolRef] = {}
         self.start = budget_clock()
         self.paths = 0
         self._guided = None  # the last witness found at the integers' minimum

@@ -290,10 +290,8 @@ class Lowerer:
         else:
             kind = "host"
         stmts = self.constructor_inits(c, this_type, explicit, bases) if c.kind == CK.CONSTRUCTOR and this_type else []
-        for err in self.parsed.errors_in(clangx.real_path(body.extent.start.file.name) if body.extent.start.file else "",
-                                         c.extent.start.line, c.extent.end.line):
-            stmts.append(N.UnsupportedStmt(f"parse error: {err.message}",
-                                           span=N.Span(self.relpath(err.file), err.line, err.col, err.line, err.col)))
+        for err in self.parse_errors(c, body.extent.start.file):
+            stmts.append(N.UnsupportedStmt(f"parse error: {err.message}", span=self.error_span(err)))
         stmts.extend(self.block(body).stmts)
         name = self.function_name(c)
         targs = self.template_args(c)
@@ -872,17 +870,20 @@ class Lowerer:
     def unparsed(self, kernel: ci.Cursor, display: str) -> N.Unsupported | None:
         """A kernel template with a parse error in its body has no instantiated body: the first
         error, at its own line, says why (an unknown type is a missing include)."""
-        where = kernel.extent.start.file
-        if where is None:
-            return None
-        errors = self.parsed.errors_in(clangx.real_path(where.name), kernel.extent.start.line,
-                                       kernel.extent.end.line)
+        errors = self.parse_errors(kernel, kernel.extent.start.file)
         if not errors:
             return None
-        err = errors[0]
-        return N.Unsupported(f"parse error in kernel {display}: {err.message}", T.VOID,
-                             span=N.Span(self.relpath(err.file), err.line, err.col, err.line, err.col))
+        return N.Unsupported(f"parse error in kernel {display}: {errors[0].message}", T.VOID,
+                             span=self.error_span(errors[0]))
 
+    def parse_errors(self, c: ci.Cursor, file: ci.File | None) -> list:
+        """The parse errors of ``file`` (a function body's) within the lines of ``c``."""
+        if file is None:
+            return []
+        return self.parsed.errors_in(clangx.real_path(file.name), c.extent.start.line, c.extent.end.line)
+
+    def error_span(self, err) -> N.Span:
+        return N.Span(self.relpath(err.file), err.line, err.col, err.line, err.col)
 
     def launch_ex(self, c: ci.Cursor, ty: T.Type, sp: N.Span) -> N.Expr:
         """``cudaLaunchKernelEx(&config, kernel, args...)``: a launch of the kernel with the
