@@ -176,6 +176,7 @@ class CallOps:
         engine tracks: the path is then inconclusive, never silently verified."""
         owner = e.name.rsplit("::", 1)[0] if "::" in e.name else ""
         host_object = owner.startswith("std::")
+        self.forget_string_literals(e, st, this, args)
         if isinstance(this, (PtrV, MultiPtrV)) and isinstance(this.pointee, (T.IntType, T.FloatType, T.BoolType, T.StructType)):
             self.load(st, self.deref(this, this.pointee, e.span), e.span)  # a member function reads its object
         for i, a in enumerate(args):
@@ -204,6 +205,21 @@ class CallOps:
             from .models.cuda import _remember
             _remember(self, v, "unknown-call", f"`{e.name}` at {e.span.file}:{e.span.line}")
         return v
+
+    def forget_string_literals(self, e: N.Call, st: State, this, args: list) -> None:
+        """A string made from a literal keeps it until a call may change it: assignment, append, or
+        any std function given it by non-const reference. Its value is then unknown again."""
+        targets = []
+        if isinstance(this, PtrV) and e.name.rsplit("::", 1)[-1] not in _READ_ONLY_STRING_MEMBERS:
+            targets.append(Loc(this.region, this.off, this.pointee))
+        targets += [a.loc for i, a in enumerate(args) if isinstance(a, RefV) and isinstance(a.loc, Loc)
+                    and not (i < len(e.param_types) and getattr(e.param_types[i], "const", False))]
+        for loc in targets:
+            ty = T.strip_ref(loc.ty)
+            if _is_string_class(ty):
+                v = self.load(st, loc, e.span)
+                if isinstance(v, OpaqueV) and v.payload is not None:
+                    self._store_tracked(st, loc.region, loc.off, ty, OpaqueV(v.kind, ty), e.span)
 
     # ------------------------------------------------------------ construction
 
@@ -250,9 +266,29 @@ class CallOps:
             self._store_tracked(st, loc.region, loc.off, ty, StructV(ty, fields), e.span)
             return
         if isinstance(ty, T.OpaqueType):
-            self._store_tracked(st, loc.region, loc.off, ty, OpaqueV(ty.kind, ty), e.span)
+            self._store_tracked(st, loc.region, loc.off, ty, OpaqueV(ty.kind, ty, _string_literal(ty, args)), e.span)
             return
         raise PathEnd("stuck", f"constructor {e.name} has no body or model", e.span)
+
+
+def _string_literal(ty: T.OpaqueType, args: list) -> str | None:
+    """A std::string made from one literal keeps the literal: a launcher that fixes its cache dtype
+    with ``static const std::string kv_cache_dtype = "fp8_e4m3"`` dispatches on that value only."""
+    if not _is_string_class(ty) or len(args) != 1:
+        return None
+    a = args[0]
+    return a.payload if isinstance(a, OpaqueV) and a.kind == "string" and isinstance(a.payload, str) else None
+
+
+def _is_string_class(ty: T.Type) -> bool:
+    return isinstance(ty, T.OpaqueType) and ty.kind == "std" \
+        and ty.spelling.split("<", 1)[0] in ("std::string", "std::basic_string", "std::string_view")
+
+
+# std::string members that leave the characters as they are (a string made from a literal keeps it).
+_READ_ONLY_STRING_MEMBERS = frozenset({
+    "size", "length", "c_str", "empty", "compare", "find", "rfind", "find_first_of", "find_last_of",
+    "find_first_not_of", "find_last_not_of", "substr", "operator()"})
 
 
 def _is_value_class(t: T.Type) -> bool:

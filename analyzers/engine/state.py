@@ -135,6 +135,8 @@ def merge_values(c: z3.BoolRef, a: Val | None, b: Val | None) -> Val | None:
     if isinstance(a, OpaqueV) and isinstance(b, OpaqueV) and a.kind == b.kind and a.ty == b.ty \
             and a.payload is None and b.payload is None:
         return a  # void results, handles: nothing to tell apart
+    if isinstance(a, OpaqueV) and isinstance(b, OpaqueV) and a.kind == b.kind == "std" and a.ty == b.ty:
+        return OpaqueV("std", a.ty)  # strings made from different literals: one unknown choice again
     if isinstance(a, OpaqueV) and isinstance(b, OpaqueV) and a.kind == b.kind == "device":
         return OpaqueV("device", a.ty, z3.If(c, a.payload, b.payload))  # payload: on the host
     if isinstance(a, (PtrV, MultiPtrV)) and isinstance(b, (PtrV, MultiPtrV)):

@@ -132,6 +132,10 @@ def string_compare(interp, st, call, this, args):
     if name in ("operator==", "operator!=") and len(args) == 2:
         sides = [a for a in args if not _literal(a)]
         lits = [a.payload for a in args if _literal(a)]
+        known = [v.payload for v in vals if isinstance(v, OpaqueV) and v.kind == "std" and isinstance(v.payload, str)]
+        if len(sides) == 1 and len(lits) == 1 and known:  # a string made from a literal: the answer is known
+            same = known[0] == lits[0]
+            return BoolV(z3.BoolVal(same if name == "operator==" else not same))
         if len(sides) == 1 and len(lits) == 1 and isinstance(sides[0], RefV) and isinstance(sides[0].loc, Loc):
             loc = sides[0].loc
             key = f"{id(loc.region)}:{loc.off.concrete()}"
