@@ -19,13 +19,18 @@ WHAT = {"oob": "global memory", "shared-oob": "shared memory", "local-oob": "loc
 
 def _same_cause(ctx, st, cond, ev, key) -> bool:
     """An access that also fails for the input (the sizes) of an access already reported in this
-    kernel is listed with that finding, not reported again: one root cause, one report."""
+    kernel is listed with that finding, not reported again: one root cause, one report. For another
+    object it must also fail only where the reported one does (an unguarded row index read and
+    written): one that fails where the reported access is in bounds is another cause (a float2 read
+    past a row, and the 8-byte local read as four floats)."""
     terms = [t for _, t in ctx.dim_order]
     # Without the in-bounds assumptions earlier reports left on the path: they exclude exactly
     # the inputs that reached them (five 16-byte loads past one table, one report).
     pc = tuple(t for t in st.pc if t.get_id() not in ctx.continued)
-    for kernel, finding, model in ctx.witnesses:
+    for kernel, obj, failed, finding, model in ctx.witnesses:
         if kernel != ctx.kernel:
+            continue
+        if obj != ev.region.name and ctx.find_model(pc, z3.And(cond, z3.Not(failed)), ev.span) is not None:
             continue
         fixed = [t == model.eval(t, model_completion=True) for t in terms]
         if ctx.find_model(pc, z3.And(cond, *fixed), ev.span) is not None:
@@ -129,7 +134,7 @@ class BoundsCheck(Check):
                f"or member")
         finding = make_finding(ctx, st, check, msg, ev.span, model, cond, expression=ev.span, trace=list(ev.stack))
         ctx.report(finding)
-        ctx.witnesses.append((ctx.kernel, finding, model))
+        ctx.witnesses.append((ctx.kernel, region.name, cond, finding, model))
 
     def _object(self, ctx, st, ev, check, key) -> None:
         """The access stays inside its object, in bytes with the access size."""
@@ -178,4 +183,4 @@ class BoundsCheck(Check):
                f"{where}: `{ev.span.text}`")
         finding = make_finding(ctx, st, check, msg, ev.span, model, cond, expression=ev.span, trace=list(ev.stack))
         ctx.report(finding)
-        ctx.witnesses.append((ctx.kernel, finding, model))
+        ctx.witnesses.append((ctx.kernel, region.name, cond, finding, model))
