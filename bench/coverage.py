@@ -79,7 +79,7 @@ def _limit_memory(gib: int) -> None:
 
 
 def verify_file(root: str, rel: str, planned: list, options, out, defines: dict | None = None,
-                shard: tuple[int, int] = (0, 1), jobs: int = 1) -> None:
+                shard: tuple[int, int] = (0, 1), jobs: int = 1, only_ops: frozenset | None = None) -> None:
     """Runs in a child process: parse, find ops and kernels, verify every instance. A file with many
     instances is split: the first worker asks for ``k`` shards and verifies every k-th instance; the
     driver starts the other shards, which verify the rest (same parse, same order)."""
@@ -105,6 +105,8 @@ def verify_file(root: str, rel: str, planned: list, options, out, defines: dict 
     ops = [n for n in ws.entry_points(rel) if n.rsplit("::", 1)[-1] not in bound]
     work = []
     for name in list(by_op) + ops:
+        if only_ops is not None and name.rsplit("::", 1)[-1] not in only_ops:
+            continue
         t0 = time.perf_counter()
         try:
             op = ws.op(rel, name)
@@ -185,7 +187,7 @@ def _inconclusive(i) -> dict:
 # ---------------------------------------------------------------- driver
 
 def run_files(root: Path, files: list[str], planned: dict, options, jobs: int, verbose: bool,
-              defines: dict | None = None) -> list[dict]:
+              defines: dict | None = None, only_ops: frozenset | None = None) -> list[dict]:
     """Every file in its own process, ``jobs`` at a time, each with a hard limit. A file with many
     instances runs in several processes (shards), merged into one result."""
     ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
@@ -200,7 +202,7 @@ def run_files(root: Path, files: list[str], planned: dict, options, jobs: int, v
             rel, shard = pending.pop(0)
             recv, send = ctx.Pipe(duplex=False)
             proc = ctx.Process(target=verify_file, args=(str(root), rel, planned.get(rel, []), options, send, defines,
-                                                         shard, jobs), daemon=True)
+                                                         shard, jobs, only_ops), daemon=True)
             proc.start()
             send.close()
             # A file's limit: every instance at its budget, plus parsing. Instances are unknown up
@@ -261,6 +263,19 @@ def _lost(rel: str, shard: tuple, why: str, parsed: dict | None, finished: list)
     ops = [{"op": o, "lowered": []} for o in dict.fromkeys(e["op"] for e in finished)]
     return {"file": rel, "errors": parsed["errors"], "kernels": parsed["kernels"], "ops": ops,
             "instances": finished, "shard": list(shard), "cut_short": f"{why} after {len(finished)} instances"}
+
+
+def merge_ops(previous: dict | None, new: dict, only_ops: frozenset) -> dict:
+    """A file's result when only some of its ops ran again: the previous result's instances and ops
+    for the others, this run's for these (the parse is this run's)."""
+    if previous is None or "fatal" in previous or "fatal" in new:
+        return new
+    other = lambda name: name.rsplit("::", 1)[-1] not in only_ops  # noqa: E731
+    merged = dict(new, instances=[i for i in previous["instances"] if other(i["op"])] + new["instances"],
+                  ops=[o for o in previous["ops"] if other(o["op"])] + new["ops"])
+    if previous.get("cut_short"):
+        merged["cut_short"] = previous["cut_short"]  # it may have left out instances of the other ops
+    return merged
 
 
 def merge_shards(parts: list[dict]) -> dict:
@@ -405,8 +420,13 @@ def main() -> int:
                     help="a preprocessor definition the repository's build sets (vLLM: -D ENABLE_FP8)")
     ap.add_argument("--reuse", metavar="JSON", help="a previous --json: its results stand for the files this run "
                     "does not verify (re-verify a few files, report the whole repository)")
+    ap.add_argument("--ops", metavar="NAME,...", help="only these ops of the files (launcher names, as the "
+                    "JSON's `op` field gives them); with --reuse, the files' other ops keep their previous instances "
+                    "(a long file's ops in separate runs, or one op re-verified); without it, kernels only other "
+                    "ops launch show as not reached")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
+    only_ops = frozenset(o.strip().rsplit("::", 1)[-1] for o in args.ops.split(",")) if args.ops else None
     root = Path(args.path).resolve()
     from analyzers.frontend.includes import IncludeResolver
     from analyzers.frontend.parse import ParseConfig
@@ -436,12 +456,14 @@ def main() -> int:
     defines = dict((d.split("=", 1) + ["1"])[:2] for d in args.define)
     from bot.scan import options_for  # the manifest's options and stated function results
     options = options_for(manifest, args.time_budget)
-    results = run_files(root, files, planned, options, max(1, args.jobs), args.verbose, defines)
+    results = run_files(root, files, planned, options, max(1, args.jobs), args.verbose, defines, only_ops)
     wall = time.perf_counter() - t0
     if args.reuse:
+        previous = {r["file"]: r for r in json.loads(Path(args.reuse).read_text())["files"]}
+        if only_ops is not None:
+            results = [merge_ops(previous.get(r["file"]), r, only_ops) for r in results]
         mine = {r["file"] for r in results}
-        previous = json.loads(Path(args.reuse).read_text())["files"]
-        results = [r for r in previous if r["file"] not in mine] + results
+        results = [r for f, r in previous.items() if f not in mine] + results
         files = sorted({r["file"] for r in results})
     rows, _ = summarise(results)
     mark_unnamed(root, rows)
