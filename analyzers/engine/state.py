@@ -136,7 +136,8 @@ def merge_values(c: z3.BoolRef, a: Val | None, b: Val | None) -> Val | None:
             and a.payload is None and b.payload is None:
         return a  # void results, handles: nothing to tell apart
     if isinstance(a, OpaqueV) and isinstance(b, OpaqueV) and a.kind == b.kind == "std" and a.ty == b.ty:
-        return OpaqueV("std", a.ty)  # strings made from different literals: one unknown choice again
+        # the same literal on both sides stays; different literals are one unknown choice again
+        return a if a.payload == b.payload else OpaqueV("std", a.ty)
     if isinstance(a, OpaqueV) and isinstance(b, OpaqueV) and a.kind == b.kind == "device":
         return OpaqueV("device", a.ty, z3.If(c, a.payload, b.payload))  # payload: on the host
     if isinstance(a, (PtrV, MultiPtrV)) and isinstance(b, (PtrV, MultiPtrV)):
