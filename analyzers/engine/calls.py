@@ -8,6 +8,7 @@ from ..kir import nodes as N
 from ..kir import types as T
 from .memory import PathEnd
 from .models import lookup
+from .models.std import READ_ONLY_STRING_MEMBERS, is_string_class, string_from_literal
 from .state import Frame, State, fresh_value, merge_all, new_frame_id
 from .values import ClosureV, FloatV, FuncV, Loc, MultiLoc, MultiPtrV, OpaqueV, PtrV, RefV, StructV, Val, const_int
 
@@ -210,13 +211,13 @@ class CallOps:
         """A string made from a literal keeps it until a call may change it: assignment, append, or
         any std function given it by non-const reference. Its value is then unknown again."""
         targets = []
-        if isinstance(this, PtrV) and e.name.rsplit("::", 1)[-1] not in _READ_ONLY_STRING_MEMBERS:
+        if isinstance(this, PtrV) and e.name.rsplit("::", 1)[-1] not in READ_ONLY_STRING_MEMBERS:
             targets.append(Loc(this.region, this.off, this.pointee))
         targets += [a.loc for i, a in enumerate(args) if isinstance(a, RefV) and isinstance(a.loc, Loc)
                     and not (i < len(e.param_types) and getattr(e.param_types[i], "const", False))]
         for loc in targets:
             ty = T.strip_ref(loc.ty)
-            if _is_string_class(ty):
+            if is_string_class(ty):
                 v = self.load(st, loc, e.span)
                 if isinstance(v, OpaqueV) and v.payload is not None:
                     self._store_tracked(st, loc.region, loc.off, ty, OpaqueV(v.kind, ty), e.span)
@@ -266,29 +267,9 @@ class CallOps:
             self._store_tracked(st, loc.region, loc.off, ty, StructV(ty, fields), e.span)
             return
         if isinstance(ty, T.OpaqueType):
-            self._store_tracked(st, loc.region, loc.off, ty, OpaqueV(ty.kind, ty, _string_literal(ty, args)), e.span)
+            self._store_tracked(st, loc.region, loc.off, ty, OpaqueV(ty.kind, ty, string_from_literal(ty, args)), e.span)
             return
         raise PathEnd("stuck", f"constructor {e.name} has no body or model", e.span)
-
-
-def _string_literal(ty: T.OpaqueType, args: list) -> str | None:
-    """A std::string made from one literal keeps the literal: a launcher that fixes its cache dtype
-    with ``static const std::string kv_cache_dtype = "fp8_e4m3"`` dispatches on that value only."""
-    if not _is_string_class(ty) or len(args) != 1:
-        return None
-    a = args[0]
-    return a.payload if isinstance(a, OpaqueV) and a.kind == "string" and isinstance(a.payload, str) else None
-
-
-def _is_string_class(ty: T.Type) -> bool:
-    return isinstance(ty, T.OpaqueType) and ty.kind == "std" \
-        and ty.spelling.split("<", 1)[0] in ("std::string", "std::basic_string", "std::string_view")
-
-
-# std::string members that leave the characters as they are (a string made from a literal keeps it).
-_READ_ONLY_STRING_MEMBERS = frozenset({
-    "size", "length", "c_str", "empty", "compare", "find", "rfind", "find_first_of", "find_last_of",
-    "find_first_not_of", "find_last_not_of", "substr", "operator()"})
 
 
 def _is_value_class(t: T.Type) -> bool:

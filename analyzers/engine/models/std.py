@@ -151,7 +151,30 @@ def string_compare(interp, st, call, this, args):
 
 
 def _literal(v) -> bool:
-    return isinstance(v, OpaqueV) and v.kind == "string" and isinstance(v.payload, str) and v.payload != ""
+    return literal_text(v) is not None
+
+
+def literal_text(v) -> str | None:
+    """The text of a string literal value (``"fp8_e4m3"``, quotes included), else None."""
+    return v.payload if isinstance(v, OpaqueV) and v.kind == "string" and isinstance(v.payload, str) \
+        and v.payload != "" else None
+
+
+def is_string_class(ty: T.Type) -> bool:
+    return isinstance(ty, T.OpaqueType) and ty.kind == "std" \
+        and ty.spelling.split("<", 1)[0] in ("std::string", "std::basic_string", "std::string_view")
+
+
+def string_from_literal(ty: T.Type, args: list) -> str | None:
+    """A std::string made from one literal keeps the literal: a launcher that fixes its cache dtype
+    with ``static const std::string kv_cache_dtype = "fp8_e4m3"`` dispatches on that value only."""
+    return literal_text(args[0]) if is_string_class(ty) and len(args) == 1 else None
+
+
+# std::string members that leave the characters as they are (a string made from a literal keeps it).
+READ_ONLY_STRING_MEMBERS = frozenset({
+    "size", "length", "c_str", "empty", "compare", "find", "rfind", "find_first_of", "find_last_of",
+    "find_first_not_of", "find_last_not_of", "substr", "operator()"})
 
 
 @model("getenv", "std::getenv", "secure_getenv")
