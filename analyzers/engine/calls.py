@@ -184,11 +184,16 @@ class CallOps:
             pt = e.param_types[i] if i < len(e.param_types) else None
             if isinstance(a, RefV):
                 target = T.strip_ref(a.loc.ty)
-                if not host_object and not (pt is not None and pt.const) and not isinstance(target, T.FloatType):
+                writable = not host_object and not (pt is not None and pt.const)
+                if writable and not T.only_floats(target):
                     raise PathEnd("stuck", f"call to {e.name}, which has no body or model and may write "
                                   f"through its reference argument", e.span)
                 if isinstance(target, (T.IntType, T.FloatType, T.BoolType, T.PtrType, T.StructType)):
                     self.load(st, a.loc, e.span)
+                if writable:
+                    # Floats are opaque, but the bytes change: whatever else was known there is not
+                    # (a __half2 += over a register also read as uint32_t).
+                    self.store(st, a.loc, FloatV(target), e.span)
             elif isinstance(pt, T.PtrType) and not host_object and not isinstance(a, OpaqueV):
                 raise PathEnd("stuck", f"call to {e.name}, which has no body or model and receives a pointer "
                               f"(its memory accesses are unknown)", e.span)

@@ -208,5 +208,17 @@ def is_integral(t: Type) -> bool:
     return isinstance(t, (IntType, BoolType))
 
 
+def only_floats(t: Type) -> bool:
+    """A float, or a struct or array made of floats alone (__half2, float4): values the engine keeps
+    opaque, whatever is written into them."""
+    if isinstance(t, FloatType):
+        return True
+    if isinstance(t, StructType):
+        return bool(t.fields) and all(only_floats(f.type) for f in t.fields)
+    if isinstance(t, ArrayType):
+        return only_floats(t.elem)
+    return False
+
+
 def is_scalar(t: Type) -> bool:
     return isinstance(t, (IntType, BoolType, FloatType, PtrType))
