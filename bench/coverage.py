@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import math
 import multiprocessing as mp
 import os
 import re
@@ -521,6 +522,11 @@ def mark_unbuilt(root: Path, rows: list[KernelRow]) -> None:
             row.reason = "not built: no CMake file of the repository compiles its file"
 
 
+def _share(part: int, whole: int) -> str:
+    """A percentage to one decimal, rounded down: 132 of 166 is 79.5%, never a rounded-up 80%."""
+    return f"{math.floor(1000 * part / max(whole, 1)) / 10:.1f}%"
+
+
 def print_report(rows: list[KernelRow], results: list[dict], files: list[str], skipped, wall: float,
                  partial: bool = False) -> None:
     print(f"{'kernel':58} {'file:line':52} {'parsed':6} {'lowered':7} {'seconds':>8}  verdict")
@@ -543,16 +549,16 @@ def print_report(rows: list[KernelRow], results: list[dict], files: list[str], s
           + "".join(f"; {r['file']}: {why}" for r in results for why in r.get("shard_failures", []))
           + "".join(f"; {r['file']}: {r['cut_short']}" for r in results if r.get("cut_short")))
     print(f"kernels: {total}; verified {counts['verified']}, bug {counts['bug']}, inconclusive {counts['inconclusive']}, "
-          f"not reached {counts['not reached']}; verified or bug: {decided}/{total} = {100 * decided / max(total, 1):.0f}%")
+          f"not reached {counts['not reached']}; verified or bug: {decided}/{total} = {_share(decided, total)}")
     unbuilt = sum(1 for r in rows if r.reason.startswith("not built"))
     if unbuilt:
         print(f"of the {total - unbuilt} kernels the build compiles ({unbuilt} are in files it does not): "
-              f"verified or bug {decided}/{total - unbuilt} = {100 * decided / max(total - unbuilt, 1):.0f}%")
+              f"verified or bug {decided}/{total - unbuilt} = {_share(decided, total - unbuilt)}")
     dead = sum(1 for r in rows if r.reason.startswith("dead code"))
     if dead:
         rest = total - dead - unbuilt
         print(f"of the {rest} kernels the build compiles and something names ({dead} are dead code): "
-              f"verified or bug {decided}/{rest} = {100 * decided / max(rest, 1):.0f}%")
+              f"verified or bug {decided}/{rest} = {_share(decided, rest)}")
     reasons = collections.Counter(r.reason.split(":")[0] for r in rows if r.verdict in ("inconclusive", "not reached"))
     print("top reasons (inconclusive / not reached): " + ", ".join(f"{why} {n}" for why, n in reasons.most_common(8)))
     if times:
