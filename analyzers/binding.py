@@ -254,7 +254,14 @@ class AbsentArg:
     """An optional argument passed as nullopt / None."""
 
 
-Arg = TensorArg | ScalarArg | AbsentArg | BufferArg
+@dataclass(frozen=True)
+class StringArg:
+    """A string argument's value as the caller passes it (kv_cache_dtype "fp8")."""
+
+    text: str
+
+
+Arg = TensorArg | ScalarArg | AbsentArg | BufferArg | StringArg
 
 
 @dataclass(frozen=True)

@@ -191,3 +191,27 @@ def test_stated_returns_reach_the_engine_and_bad_ranges_are_errors(tmp_path):
     bad = manifest(tmp_path, ops, "returns:\n  get_device_attribute: {min: 1024, max: 1}")
     errs = pytest.raises(ManifestError, load, bad).value.errors
     assert any("kernelvet.yaml:5:" in e and "min 1024 is above max 1" in e for e in errs), errs
+
+
+def test_a_string_argument_takes_the_value_the_caller_passes(tmp_path):
+    fixtures = ROOT / "tests" / "fixtures"
+    op = """
+        - file: host/cache_dtype_bound_fp8_layout.cu
+          launcher: store_kv_cache
+          args:
+            key: [num_tokens, num_key_value_heads, head_dim]
+            key_cache: {shape: [num_blocks, block_size, num_key_value_heads, head_dim], dtype: uint8}
+            slot_mapping: {shape: [num_tokens], dtype: int64, values: [-1, num_blocks * block_size - 1]}
+            kv_cache_dtype: %s
+        """
+    dims = "user_dims:\n  num_blocks: {min: 1, max: 64}\n  block_size: {values: [16, 32]}"
+    planned = expand(load(manifest(tmp_path, op % "{string: fp8}", dims)), root=fixtures)
+    assert planned and all(q.instance.arg("kv_cache_dtype") == B.StringArg("fp8") for q in planned)
+    errs = errors_in(manifest(tmp_path, op % "{string: fp8, value: 1}", dims), fixtures)
+    assert any("give one of 'value', 'string'" in e for e in errs), errs
+
+
+def errors_in(path: Path, root: Path) -> list[str]:
+    with pytest.raises(ManifestError) as exc:
+        expand(load(path), root=root)
+    return exc.value.errors

@@ -159,6 +159,8 @@ def _describe(p, B) -> dict:
                 s += f", values in [{text(a.values[0])}, {text(a.values[1])}]"
         elif isinstance(a, B.AbsentArg):
             s = "absent (None)"
+        elif isinstance(a, B.StringArg):
+            s = f'"{a.text}"'
         else:
             s = "any value of its type" if a.value is None else text(a.value)
         args[name] = s

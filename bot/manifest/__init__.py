@@ -17,11 +17,11 @@ from analyzers import binding as B
 
 from .configs import ConfigError, read_config
 from . import schema
-from .schema import Manifest, ModelEntry, ScalarArg, TensorArg
+from .schema import Manifest, ModelEntry, ScalarArg, StringArg, TensorArg
 from .yamlpos import YamlDoc
 
 MANIFEST_NAMES = ("kernelvet.yaml", ".kernelvet.yaml", "kernelvet.yml")
-_KNOWN_KEYS = sorted({f for cls in (schema.Manifest, schema.ModelEntry, schema.TensorArg, schema.ScalarArg, schema.OpSpec,
+_KNOWN_KEYS = sorted({f for cls in (schema.Manifest, schema.ModelEntry, schema.TensorArg, schema.ScalarArg, schema.StringArg, schema.OpSpec,
                                     schema.DimRange, schema.Options) for f in cls.model_fields})
 
 
@@ -160,6 +160,11 @@ def _specific(errors: list[dict]) -> list[dict]:
         # A key one member does not know but another does ('shape' for a scalar): not the mistake.
         if e["type"] == "extra_forbidden" and any(path(o) == p and o["type"] != "extra_forbidden" for o in errors):
             continue
+        # A key one member requires where the value is plainly another member ('string' for a
+        # tensor whose shape is wrong): not the mistake either.
+        if e["type"] == "missing" and any(path(o)[:-1] == p[:-1] and o["type"] not in ("missing", "extra_forbidden")
+                                          for o in errors):
+            continue
         out.append(e)
     seen, unique = set(), []
     for e in out:
@@ -286,6 +291,8 @@ def _instance(lm: LoadedManifest, oi: int, m: Model, dtype: str, dims, derived, 
                 expr(s, "args", name, "values", i) for i, s in enumerate(spec.values))
             args.append((name, B.TensorArg(shape, spec.dtype or dtype, strides, values, optional=spec.optional,
                                                    device=spec.device)))
+        elif isinstance(spec, StringArg):
+            args.append((name, B.StringArg(spec.string)))
         elif isinstance(spec, ScalarArg):
             if spec.value is None:
                 args.append((name, B.ScalarArg(None)))

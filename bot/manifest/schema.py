@@ -86,7 +86,11 @@ class ScalarArg(Strict):
     value: Expr | None = None
 
 
-ArgSpec = Union[TensorArg, ScalarArg, Literal["absent"]]
+class StringArg(Strict):
+    string: str = Field(description="a string argument's value, as the caller passes it ('fp8')")
+
+
+ArgSpec = Union[TensorArg, ScalarArg, StringArg, Literal["absent"]]
 
 
 class OpSpec(Strict):

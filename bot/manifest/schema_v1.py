@@ -79,6 +79,7 @@ class Arg(Strict):
     optional: bool = Field(False, description="verify the op with the tensor present and with it absent")
     device: Literal["cuda", "cpu"] | None = Field(None, description="where the tensor lives (default cuda)")
     value: Expr | None = None
+    string: str | None = Field(None, description="a string argument's value, as the caller passes it ('fp8')")
     absent: bool = False
     any: bool = False
 
@@ -110,14 +111,14 @@ class Arg(Strict):
                 keys = tensor_keys + (["optional"] if self.optional else [])
                 raise ValueError(f"a tensor needs a 'shape' (it has {', '.join(repr(k) for k in keys)})")
         else:
-            if self.value is not None or self.absent or self.any:
-                raise ValueError("a tensor ('shape') cannot also have 'value', 'absent' or 'any'")
+            if self.value is not None or self.string is not None or self.absent or self.any:
+                raise ValueError("a tensor ('shape') cannot also have 'value', 'string', 'absent' or 'any'")
             if self.strides is not None and len(self.strides) != len(self.shape):
                 raise ValueError(f"{len(self.strides)} strides for {len(self.shape)} dimensions")
             if self.values is not None and len(self.values) != 2:
                 raise ValueError("values must be [min, max]")
-        if self.shape is None and sum([self.value is not None, self.absent, self.any]) > 1:
-            raise ValueError("give one of 'value', 'absent' or 'any'")
+        if self.shape is None and sum([self.value is not None, self.string is not None, self.absent, self.any]) > 1:
+            raise ValueError("give one of 'value', 'string', 'absent' or 'any'")
         return self
 
     @property

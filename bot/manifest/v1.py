@@ -334,6 +334,8 @@ def _instance(lm, oi, m, dtype, dims, derived, constraints, user_names, file, la
             values = None if spec.values is None else tuple(
                 expr(s, key, "values", i) for i, s in enumerate(spec.values))
             args.append((name, B.TensorArg(shape, spec.dtype or dtype, strides, values, device=spec.device or "cuda")))
+        elif spec.string is not None:
+            args.append((name, B.StringArg(spec.string)))
         elif spec.any or spec.value is None:
             args.append((name, B.ScalarArg(None)))
         else:
