@@ -33,9 +33,9 @@ def manifest(tmp_path: Path, ops: str, extra: str = "") -> Path:
     return p
 
 
-def errors(path: Path) -> list[str]:
+def errors(path: Path, root: Path = EXAMPLE) -> list[str]:
     with pytest.raises(ManifestError) as exc:
-        expand(load(path), root=EXAMPLE)
+        expand(load(path), root=root)
     return exc.value.errors
 
 
@@ -207,11 +207,5 @@ def test_a_string_argument_takes_the_value_the_caller_passes(tmp_path):
     dims = "user_dims:\n  num_blocks: {min: 1, max: 64}\n  block_size: {values: [16, 32]}"
     planned = expand(load(manifest(tmp_path, op % "{string: fp8}", dims)), root=fixtures)
     assert planned and all(q.instance.arg("kv_cache_dtype") == B.StringArg("fp8") for q in planned)
-    errs = errors_in(manifest(tmp_path, op % "{string: fp8, value: 1}", dims), fixtures)
+    errs = errors(manifest(tmp_path, op % "{string: fp8, value: 1}", dims), fixtures)
     assert any("give one of 'value', 'string'" in e for e in errs), errs
-
-
-def errors_in(path: Path, root: Path) -> list[str]:
-    with pytest.raises(ManifestError) as exc:
-        expand(load(path), root=root)
-    return exc.value.errors

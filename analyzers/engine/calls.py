@@ -8,7 +8,7 @@ from ..kir import nodes as N
 from ..kir import types as T
 from .memory import PathEnd
 from .models import lookup
-from .models.std import READ_ONLY_STRING_MEMBERS, is_string_class, string_from_literal
+from .models.std import READ_ONLY_STRING_MEMBERS, is_string_class, string_from_literal, string_holding
 from .state import Frame, State, fresh_value, merge_all, new_frame_id
 from .values import ClosureV, FloatV, FuncV, Loc, MultiLoc, MultiPtrV, OpaqueV, PtrV, RefV, StructV, Val, const_int
 
@@ -225,7 +225,7 @@ class CallOps:
             if is_string_class(ty):
                 v = self.load(st, loc, e.span)
                 if isinstance(v, OpaqueV) and v.payload is not None:
-                    self._store_tracked(st, loc.region, loc.off, ty, OpaqueV(v.kind, ty), e.span)
+                    self._store_tracked(st, loc.region, loc.off, ty, string_holding(ty, None), e.span)
 
     # ------------------------------------------------------------ construction
 
@@ -272,7 +272,7 @@ class CallOps:
             self._store_tracked(st, loc.region, loc.off, ty, StructV(ty, fields), e.span)
             return
         if isinstance(ty, T.OpaqueType):
-            self._store_tracked(st, loc.region, loc.off, ty, OpaqueV(ty.kind, ty, string_from_literal(ty, args)), e.span)
+            self._store_tracked(st, loc.region, loc.off, ty, string_holding(ty, string_from_literal(ty, args)), e.span)
             return
         raise PathEnd("stuck", f"constructor {e.name} has no body or model", e.span)
 

@@ -14,7 +14,7 @@ from . import ints, lia
 from .context import Symbol, budget_clock
 from .events import LaunchEvent, Sink
 from .memory import PathEnd
-from .models.std import is_string_class
+from .models.std import is_string_class, string_holding
 from .state import Frame, State, fresh_value, new_frame_id
 from .values import BoolV, FloatV, FuncV, IntV, LazyDtype, OpaqueV, OptionalV, PtrV, Region, StructV, TensorV, const_int
 
@@ -151,7 +151,7 @@ class HostOps:
                 raise BindingError(f"argument '{p.name}' of {fn.display} is not a string ({ty.name}): 'string' "
                                    "binds std::string arguments")
             # As if made from that literal: comparisons with literals answer, a dispatch runs one case.
-            return OpaqueV(ty.kind, ty, f'"{arg.text}"')
+            return string_holding(ty, f'"{arg.text}"')
         if isinstance(ty, T.FloatType):
             return FloatV(ty)
         if isinstance(ty, T.PtrType) and isinstance(arg, B.BufferArg):

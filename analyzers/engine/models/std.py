@@ -165,6 +165,12 @@ def is_string_class(ty: T.Type) -> bool:
         and ty.spelling.split("<", 1)[0] in ("std::string", "std::basic_string", "std::string_view")
 
 
+def string_holding(ty: T.Type, text: str | None) -> OpaqueV:
+    """A std::string object; ``text`` is the literal it holds (quotes included, as a literal's value
+    is), None when unknown."""
+    return OpaqueV(ty.kind, ty, text)
+
+
 def string_from_literal(ty: T.Type, args: list) -> str | None:
     """A std::string made from one literal keeps the literal: a launcher that fixes its cache dtype
     with ``static const std::string kv_cache_dtype = "fp8_e4m3"`` dispatches on that value only."""
