@@ -59,7 +59,16 @@ class BoolOp:
     values: tuple
 
 
-Expr = Num | Name | BinOp | Neg | Func | Compare | BoolOp
+@dataclass(frozen=True)
+class Elem:
+    """An element of a 1-D index tensor in a relation: ``tensor[i + offset]``."""
+
+    tensor: str
+    offset: int
+
+
+Expr = Num | Name | BinOp | Neg | Func | Compare | BoolOp | Elem
+INDEX = "i"  # a relation's index variable: it holds for every i at which its elements exist
 
 
 def parse_expr(text: str | int | float) -> Expr:
@@ -78,7 +87,79 @@ def parse_expr(text: str | int | float) -> Expr:
     return _convert(tree.body, str(text))
 
 
-def _convert(node: ast.AST, text: str) -> Expr:
+def parse_relation(text: str) -> Expr:
+    """Parse a relation between index tensors' elements (``rowStarts[i] <= rowEnds[i]``): a condition
+    whose subscripts are ``i``, ``i + c`` or ``i - c``, with at least one subscript."""
+    if not isinstance(text, str):
+        raise ExprError(f"a relation is a condition in quotes, got {text!r}")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ExprError(f"cannot parse relation {text!r}: {exc.msg}") from None
+    e = _convert(tree.body, text, subscripts=True)
+    if not isinstance(e, (Compare, BoolOp)):
+        raise ExprError(f"a relation is a comparison ('rowStarts[i] <= rowEnds[i]'), got {text!r}")
+    if not elems(e):
+        raise ExprError(f"relation {text!r} names no tensor element (write 'tensor[i]')")
+    if INDEX in names(e):
+        raise ExprError(f"relation {text!r} uses '{INDEX}' outside a subscript")
+    return e
+
+
+def _subscript(node: ast.Subscript, text: str) -> Elem:
+    if not isinstance(node.value, ast.Name):
+        raise ExprError(f"in relation {text!r}: subscript a tensor argument by name ('rowEnds[i]')")
+    idx = node.slice
+    offset = None
+    if isinstance(idx, ast.Name) and idx.id == INDEX:
+        offset = 0
+    elif (isinstance(idx, ast.BinOp) and isinstance(idx.op, (ast.Add, ast.Sub)) and isinstance(idx.left, ast.Name)
+          and idx.left.id == INDEX and isinstance(idx.right, ast.Constant) and type(idx.right.value) is int):
+        offset = idx.right.value if isinstance(idx.op, ast.Add) else -idx.right.value
+    if offset is None:
+        raise ExprError(f"in relation {text!r}: an index is '{INDEX}', '{INDEX} + c' or '{INDEX} - c' "
+                        f"(c a whole number), got {ast.unparse(idx)!r}")
+    return Elem(node.value.id, offset)
+
+
+def rename_tensors(e: Expr, names_of: dict) -> Expr:
+    """The relation with each element's tensor renamed (manifest argument key -> launcher parameter)."""
+    if isinstance(e, Elem):
+        return Elem(names_of.get(e.tensor, e.tensor), e.offset)
+    if isinstance(e, BinOp):
+        return BinOp(e.op, rename_tensors(e.left, names_of), rename_tensors(e.right, names_of))
+    if isinstance(e, Compare):
+        return Compare(e.op, rename_tensors(e.left, names_of), rename_tensors(e.right, names_of))
+    if isinstance(e, Neg):
+        return Neg(rename_tensors(e.operand, names_of))
+    if isinstance(e, Func):
+        return Func(e.name, tuple(rename_tensors(a, names_of) for a in e.args))
+    if isinstance(e, BoolOp):
+        return BoolOp(e.op, tuple(rename_tensors(a, names_of) for a in e.values))
+    return e
+
+
+def elems(e: Expr) -> set:
+    """The tensor elements a relation names."""
+    if isinstance(e, Elem):
+        return {e}
+    if isinstance(e, (BinOp, Compare)):
+        return elems(e.left) | elems(e.right)
+    if isinstance(e, Neg):
+        return elems(e.operand)
+    if isinstance(e, Func):
+        return set().union(*(elems(a) for a in e.args))
+    if isinstance(e, BoolOp):
+        return set().union(*(elems(a) for a in e.values))
+    return set()
+
+
+def _convert(node: ast.AST, text: str, subscripts: bool = False) -> Expr:
+    def conv(n):
+        return _convert(n, text, subscripts)
+
+    if subscripts and isinstance(node, ast.Subscript):
+        return _subscript(node, text)
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return Num(node.value)
     if isinstance(node, ast.Name):
@@ -93,20 +174,20 @@ def _convert(node: ast.AST, text: str) -> Expr:
             parts.append(cur.id)
             return Name(".".join(reversed(parts)))
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        return BinOp(_BINOPS[type(node.op)], _convert(node.left, text), _convert(node.right, text))
+        return BinOp(_BINOPS[type(node.op)], conv(node.left), conv(node.right))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return Neg(_convert(node.operand, text))
+        return Neg(conv(node.operand))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.UAdd):
-        return _convert(node.operand, text)
+        return conv(node.operand)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCS and not node.keywords:
-        return Func(node.func.id, tuple(_convert(a, text) for a in node.args))
+        return Func(node.func.id, tuple(conv(a) for a in node.args))
     if isinstance(node, ast.Compare) and len(node.ops) >= 1 and all(type(o) in _CMPOPS for o in node.ops):
         parts = [node.left] + list(node.comparators)
-        cmps = tuple(Compare(_CMPOPS[type(o)], _convert(a, text), _convert(b, text))
+        cmps = tuple(Compare(_CMPOPS[type(o)], conv(a), conv(b))
                      for o, a, b in zip(node.ops, parts, parts[1:]))
         return cmps[0] if len(cmps) == 1 else BoolOp("and", cmps)
     if isinstance(node, ast.BoolOp):
-        return BoolOp("and" if isinstance(node.op, ast.And) else "or", tuple(_convert(v, text) for v in node.values))
+        return BoolOp("and" if isinstance(node.op, ast.And) else "or", tuple(conv(v) for v in node.values))
     raise ExprError(f"unsupported syntax in expression {text!r}: {ast.dump(node)[:60]}")
 
 
@@ -208,6 +289,9 @@ def to_text(e: Expr) -> str:
         return f"{to_text(e.left)} {e.op} {to_text(e.right)}"
     if isinstance(e, BoolOp):
         return f" {e.op} ".join(to_text(v) for v in e.values)
+    if isinstance(e, Elem):
+        k = e.offset
+        return f"{e.tensor}[{INDEX}{f' + {k}' if k > 0 else f' - {-k}' if k < 0 else ''}]"
     return "?"
 
 
@@ -233,6 +317,7 @@ class TensorArg:
     # accesses are checked for negative offsets only (an assumption the result names).
     unchecked: bool = False
     device: str = "cuda"  # cuda | cpu | any (zero-config: the op's checks decide)
+    nondecreasing: bool = False  # a 1-D index tensor whose elements never decrease (cumulative lengths)
 
 
 LAZY_DTYPE = ""  # a TensorArg dtype decided by the op itself (dispatch, data_ptr<T>()): zero-config
@@ -280,6 +365,8 @@ class Instance:
     # Zero-config's instance for the values a dispatch has no case for: the op may refuse them all,
     # which is a safe answer, not a binding that describes no call.
     may_reject: str = ""
+    # Conditions over index tensors' elements (Elem) that hold for every i at which they exist.
+    relations: tuple = ()
 
     def arg(self, name: str) -> Arg | None:
         for n, a in self.args:

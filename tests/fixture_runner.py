@@ -71,14 +71,15 @@ def manifest_for(fx: Fixture) -> dict:
     rel = fx.name
     models = h.get("models") or [{"name": "m", "fields": h.get("fields", {})}]
     models = [dict(m, config=str(FIXTURES / m["config"])) if "config" in m else m for m in models]
-    ops = h.get("ops") or [{"op": h["op"], "args": h.get("args", {}), "verdict": h.get("verdict")}]
+    ops = h.get("ops") or [{"op": h["op"], "args": h.get("args", {}), "verdict": h.get("verdict"),
+                            "relations": h.get("relations", [])}]
     out = {"version": 0, "models": models, "dtypes": h.get("dtypes", ["float32"]), "ops": []}
     for key in ("user_dims", "derived", "constraints", "options", "returns"):
         if key in h:
             out[key] = h[key]
     for o in ops:
         spec = {"name": o.get("name", o["op"]), "file": rel, "launcher": o["op"], "args": o.get("args", {})}
-        for key in ("models", "dtypes"):
+        for key in ("models", "dtypes", "relations"):
             if key in o:
                 spec[key] = o[key]
         spec.setdefault("dtypes", h.get("dtypes", ["float32"]))  # fixtures pin their dtypes

@@ -209,3 +209,55 @@ def test_a_string_argument_takes_the_value_the_caller_passes(tmp_path):
     assert planned and all(q.instance.arg("kv_cache_dtype") == B.StringArg("fp8") for q in planned)
     errs = errors(manifest(tmp_path, op % "{string: fp8, value: 1}", dims), fixtures)
     assert any("give one of 'value', 'string'" in e for e in errs), errs
+
+
+RELATED_OP = """
+    - file: relations/row_ranges_ordered.cu
+      launcher: top_k_per_row
+      args:
+        logits: {shape: [num_rows, max_row_len], dtype: float32}
+        row_starts: {shape: [num_rows], dtype: int32, values: [0, max_row_len]%s}
+        row_ends: {shape: [num_rows], dtype: %s, values: [0, max_row_len]}
+        indices: {shape: [num_rows, 2048], dtype: int32}
+        top_k: 2048
+      relations: [%s]
+    """
+RELATED_DIMS = "user_dims:\n  num_rows: {min: 1, max: 1024}\n  max_row_len: {min: 1, max: 65536}"
+
+
+def test_relations_reach_the_instance_over_launcher_parameters(tmp_path):
+    fixtures = ROOT / "tests" / "fixtures"
+    text = RELATED_OP % (", nondecreasing: true", "int32", '"row_starts[i] <= row_ends[i]", "row_ends[i - 1] <= row_starts[i]"')
+    planned = expand(load(manifest(tmp_path, text, RELATED_DIMS)), root=fixtures)
+    assert planned
+    for q in planned:
+        inst = q.instance
+        assert [B.to_text(r) for r in inst.relations] == ["row_starts[i] <= row_ends[i]",
+                                                          "row_ends[i - 1] <= row_starts[i]"]
+        assert inst.arg("row_starts").nondecreasing and not inst.arg("row_ends").nondecreasing
+
+
+@pytest.mark.parametrize("relation, row_ends_dtype, flag, words", [
+    ('"row_starts[i] <= top_k"', "int32", "", "'top_k' is not a user dim"),
+    ('"logits[i] <= row_ends[i]"', "int32", "", "'logits' has 2 dimensions"),
+    ('"row_starts[i] <= row_ends[i]"', "float32", "", "'row_ends' holds float32"),
+    ('"row_starts[2 * i] <= row_ends[i]"', "int32", "", "an index is 'i', 'i + c' or 'i - c'"),
+    ('"row_starts[i] <= i"', "int32", "", "uses 'i' outside a subscript"),
+    ('"num_rows <= max_row_len"', "int32", "", "names no tensor element"),
+    ('"row_starts[i] + row_ends[i]"', "int32", "", "a relation is a comparison"),
+    ('"row_starts[i] <= rows_ends[i]"', "int32", "", "'rows_ends', which is not a tensor argument"),
+    ('"row_starts[i] <= row_ends[i]"', "int32", ", nondecreasing: yes please", "nondecreasing"),
+])
+def test_relation_mistakes_are_errors_at_their_line(tmp_path, relation, row_ends_dtype, flag, words):
+    fixtures = ROOT / "tests" / "fixtures"
+    path = manifest(tmp_path, RELATED_OP % (flag, row_ends_dtype, relation), RELATED_DIMS)
+    errs = errors(path, fixtures)
+    assert any(words in e and e.startswith(f"{path}:") for e in errs), errs
+
+
+def test_nondecreasing_is_for_one_dimension(tmp_path):
+    fixtures = ROOT / "tests" / "fixtures"
+    text = (RELATED_OP % ("", "int32", '"row_starts[i] <= row_ends[i]"')).replace(
+        "indices: {shape: [num_rows, 2048], dtype: int32}", "indices: {shape: [num_rows, 2048], dtype: int32, nondecreasing: true}")
+    errs = errors(manifest(tmp_path, text, RELATED_DIMS), fixtures)
+    assert any("'nondecreasing' is for a 1-D tensor (this one has 2 dimensions)" in e for e in errs), errs

@@ -16,6 +16,7 @@ from .events import LaunchEvent, Sink
 from .memory import PathEnd
 from .models.std import is_string_class, string_holding
 from .state import Frame, State, fresh_value, new_frame_id
+from .relations import TensorFacts
 from .values import BoolV, FloatV, FuncV, IntV, LazyDtype, OpaqueV, OptionalV, PtrV, Region, StructV, TensorV, const_int
 
 UINT = T.UINT32
@@ -45,6 +46,7 @@ class HostOps:
     def setup(self, fn: N.Function, inst: B.Instance) -> State:
         st = State()
         self.dims: dict[str, IntV] = {}
+        self.tensor_facts = TensorFacts.of(inst)
         user_order: list = []
         derived_order: list = []
         for d in inst.dims:
@@ -199,6 +201,7 @@ class HostOps:
             cpu = self.ctx.symbol(f"{name}.is_cpu()", z3.Bool(self.ctx.fresh_name(f"{name}_cpu")), "user")
         if not lazy:
             region = self.storage_region(name, extent, size, span, values, note)
+            self.tensor_facts.track(region, name, size)
             return TensorV(name, dims, strides, arg.dtype, region, cpu=cpu)
         code, esize = self.dtype_symbol(name, st)
         lazy_dtype = LazyDtype(code, esize, extent)
@@ -238,19 +241,22 @@ class HostOps:
 
     # ------------------------------------------------------------ binding expressions
 
-    def sym_int(self, e, span: N.Span) -> IntV:
+    def sym_int(self, e, span: N.Span, elems: dict | None = None) -> IntV:
+        """A binding expression's value; ``elems``: the loaded values of a relation's elements."""
         if isinstance(e, B.Num):
             if isinstance(e.value, float) and not e.value.is_integer():
                 raise BindingError(f"expected an integer, got {e.value}")
             return const_int(int(e.value), T.INT64)
+        if isinstance(e, B.Elem):
+            return elems[e]
         if isinstance(e, B.Name):
             if e.name in self.dims:
                 return self.dims[e.name]
             raise BindingError(f"unknown name '{e.name}' (not a user dim, derived dim or model field)")
         if isinstance(e, B.Neg):
-            return ints.negate(self.sym_int(e.operand, span), span)
+            return ints.negate(self.sym_int(e.operand, span, elems), span)
         if isinstance(e, B.BinOp):
-            a, b = self.sym_int(e.left, span), self.sym_int(e.right, span)
+            a, b = self.sym_int(e.left, span, elems), self.sym_int(e.right, span, elems)
             if e.op == "**":
                 if a.concrete() is None or b.concrete() is None:
                     raise BindingError(f"'**' needs constant operands in {B.to_text(e)}")
@@ -258,7 +264,7 @@ class HostOps:
             op = {"//": "/"}.get(e.op, e.op)
             return ints.arith(op, a, b, T.INT64, span)
         if isinstance(e, B.Func):
-            args = [self.sym_int(a, span) for a in e.args]
+            args = [self.sym_int(a, span, elems) for a in e.args]
             if e.name in ("min", "max"):
                 acc = args[0]
                 for a in args[1:]:
@@ -271,11 +277,11 @@ class HostOps:
             return ints.arith("*", q, b, T.INT64, span) if e.name == "round_up" else q
         raise BindingError(f"expected an integer expression, got {B.to_text(e)}")
 
-    def sym_bool(self, e, span: N.Span) -> z3.BoolRef:
+    def sym_bool(self, e, span: N.Span, elems: dict | None = None) -> z3.BoolRef:
         if isinstance(e, B.Compare):
-            return ints.compare(e.op, self.sym_int(e.left, span), self.sym_int(e.right, span)).term
+            return ints.compare(e.op, self.sym_int(e.left, span, elems), self.sym_int(e.right, span, elems)).term
         if isinstance(e, B.BoolOp):
-            parts = [self.sym_bool(v, span) for v in e.values]
+            parts = [self.sym_bool(v, span, elems) for v in e.values]
             return z3.And(*parts) if e.op == "and" else z3.Or(*parts)
         raise BindingError(f"expected a condition, got {B.to_text(e)}")
 

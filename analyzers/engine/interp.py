@@ -15,11 +15,12 @@ from .host import BindingError, HostOps
 from .invariants import InvariantOps
 from .loops import LoopOps
 from .memory import MemoryOps, PathEnd
+from .relations import FactOps
 from .state import use_unwritten
 from .stmts import StmtOps
 
 
-class Interpreter(MemoryOps, ExprOps, StmtOps, LoopOps, InvariantOps, CallOps, HostOps):
+class Interpreter(MemoryOps, ExprOps, StmtOps, LoopOps, InvariantOps, CallOps, HostOps, FactOps):
     def __init__(self, program: N.Program, ctx: Context):
         self.program = program
         self.ctx = ctx

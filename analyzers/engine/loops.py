@@ -22,7 +22,7 @@ from . import ints, lia, replay
 from .events import Sink
 from .memory import PathEnd
 from .state import State, decided, fresh_value, merge_all
-from .writes import _strip, assigned_vars, declared_in, vars_used
+from .writes import _strip, assigned_vars, declared_in, every_iteration, vars_used
 from .values import MATH_BITS, IntV, Loc, PtrV, RefV, StructV, WrapSite, const_int, new_site_id, widen
 
 K_BITS = 40  # iterations of one loop by one thread: at most 2^40
@@ -97,9 +97,11 @@ def loop_shape(cond: N.Expr | None, inc: N.Expr | None, body: N.Stmt, functions=
     for root, n in writes:
         if root.id not in local:
             by_var.setdefault(root.id, []).append((root, n))
-    # Secondary inductions: variables written exactly once, by a loop-invariant step.
+    # Secondary inductions: variables written exactly once, on every iteration, by a loop-invariant
+    # step. One stepped under an `if` (a block index bumped when an offset wraps) is havocked.
+    every = every_iteration(body, cond, inc)
     for vid, ws in by_var.items():
-        if len(ws) != 1:
+        if len(ws) != 1 or id(ws[0][1]) not in every:
             continue
         step = _step_of(ws[0], ws[0][0])
         if step is not None and not (vars_used(step[0]) & (ids | local)):

@@ -155,7 +155,9 @@ class MemoryOps:
             raise PathEnd("abort", "null dereference", span, kind="null")
         if loc.region.tracked:
             return self._load_tracked(st, loc.region, loc.off, ty, span)
-        return self._load_untracked(st, loc.region, ty, span)
+        v = self._load_untracked(st, loc.region, ty, span)
+        self.facts_on_load(st, loc.region, loc.off, v, span)
+        return v
 
     def store(self, st: State, loc, value: Val, span: N.Span) -> None:
         if isinstance(loc, MultiLoc):

@@ -253,3 +253,57 @@ def this_writes(key: str | None, functions, _seen: frozenset = frozenset()) -> s
     except _Escapes:
         return None
     return out
+
+
+def every_iteration(body: N.Stmt, *always: N.Expr | None) -> set:
+    """Python ids of the assignments a loop runs on every iteration that goes on to the next: those
+    in ``always`` (its condition and increment) and in the body's top-level statements before the
+    first that may ``continue``, outside the branches of ``?:``, ``&&``, ``||`` and of statements."""
+    out: set = set()
+
+    def expr(e) -> None:
+        if e is None or isinstance(e, N.Lambda):
+            return
+        if isinstance(e, (N.Assign, N.IncDec)):
+            out.add(id(e))
+        if isinstance(e, N.Cond):
+            expr(e.cond)
+            return
+        if isinstance(e, N.Binary) and e.op in ("&&", "||"):
+            expr(e.lhs)
+            return
+        for child in N.children(e):
+            expr(child)
+
+    def may_continue(s) -> bool:
+        if isinstance(s, N.Continue):
+            return True
+        if isinstance(s, (N.For, N.While, N.DoWhile)):
+            return False  # a continue in there is that loop's
+        return any(may_continue(c) for c in N.children(s) if isinstance(c, N.Stmt))
+
+    def stmt(s) -> bool:
+        """Collect from ``s``; False once the rest of the body may be skipped."""
+        if may_continue(s):
+            if isinstance(s, N.If):
+                expr(s.cond)
+            return False
+        if isinstance(s, N.Block):
+            return all(stmt(c) for c in s.stmts)
+        if isinstance(s, N.ExprStmt):
+            expr(s.expr)
+        elif isinstance(s, N.Decl):
+            expr(s.init)
+        elif isinstance(s, (N.If, N.Switch)):
+            expr(s.cond)
+        elif isinstance(s, N.Return):
+            expr(s.value)
+            return False
+        elif isinstance(s, N.Break):
+            return False
+        return True
+
+    for e in always:
+        expr(e)
+    stmt(body)
+    return out

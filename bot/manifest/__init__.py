@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from analyzers import binding as B
 
 from .configs import ConfigError, read_config
+from .relations import ABSENT, instance_relations
 from . import schema
 from .schema import Manifest, ModelEntry, ScalarArg, StringArg, TensorArg
 from .yamlpos import YamlDoc
@@ -185,9 +186,12 @@ def _pydantic_error(doc: YamlDoc, e: dict, known: list[str] = _KNOWN_KEYS) -> st
         msg = f"'{loc[-1]}' is required" if loc else msg
     elif e["type"] == "extra_forbidden":
         msg = f"unknown key '{loc[-1]}'"
-        near = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.75)
+        # A key valid elsewhere in the manifest is not a typo of itself.
+        near = [k for k in difflib.get_close_matches(str(loc[-1]), known, n=2, cutoff=0.75) if k != loc[-1]]
         if near:
             msg += f" (did you mean '{near[0]}'?)"
+        elif str(loc[-1]) in known:
+            msg += " here"
     return f"{where}: {path}: {msg}" if path else f"{where}: {msg}"
 
 
@@ -290,7 +294,7 @@ def _instance(lm: LoadedManifest, oi: int, m: Model, dtype: str, dims, derived, 
             values = None if spec.values is None else tuple(
                 expr(s, "args", name, "values", i) for i, s in enumerate(spec.values))
             args.append((name, B.TensorArg(shape, spec.dtype or dtype, strides, values, optional=spec.optional,
-                                                   device=spec.device)))
+                                                   device=spec.device, nondecreasing=spec.nondecreasing)))
         elif isinstance(spec, StringArg):
             args.append((name, B.StringArg(spec.string)))
         elif isinstance(spec, ScalarArg):
@@ -299,18 +303,29 @@ def _instance(lm: LoadedManifest, oi: int, m: Model, dtype: str, dims, derived, 
             else:
                 v = expr(spec.value, "args", name, "value")
                 args.append((name, B.ScalarArg(v, isinstance(v, B.Num) and isinstance(v.value, float))))
+    try:
+        relations = instance_relations(
+            op.relations, lambda k: lm.pos("ops", oi, "relations", k), f"ops[{oi}] ({op.name})",
+            {n: ABSENT if a == "absent" else len(a.shape) if isinstance(a, TensorArg) else None
+             for n, a in op.args.items()}, dict(args),
+            {n: n for n in op.args}, m.fields, used, user_names, m.name)
+    except ValueError as exc:
+        raise _ArgError(str(exc)) from None
     fields = tuple(sorted((n, m.fields[n]) for n in used))
-    dims, derived, constraints = _relevant(args, dims, derived, constraints)
-    return B.Instance(op.launcher or op.name, op.file, tuple(args), dims, derived, constraints, dtype, fields)
+    dims, derived, constraints = _relevant(args, dims, derived, constraints, relations)
+    return B.Instance(op.launcher or op.name, op.file, tuple(args), dims, derived, constraints, dtype, fields,
+                      relations=relations)
 
 
-def _relevant(args, dims, derived, constraints):
-    """Only the user dims an op's arguments use (through derived dims too), and the constraints
-    on them: witnesses then list what matters, and the solver has less to carry."""
+def _relevant(args, dims, derived, constraints, relations=()):
+    """Only the user dims an op's arguments and relations use (through derived dims too), and the
+    constraints on them: witnesses then list what matters, and the solver has less to carry."""
     names: set[str] = set()
     for _, a in args:
         for e in _exprs(a):
             names |= B.names(e)
+    for e in relations:
+        names |= B.names(e)
     defs = dict(derived)
     todo = list(names)
     while todo:

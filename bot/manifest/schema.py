@@ -65,6 +65,7 @@ class TensorArg(Strict):
     values: list[Expr] | None = Field(None, description="[min, max], inclusive, bounding every element")
     optional: bool = Field(False, description="an optional tensor that may also be absent: both are verified")
     device: Literal["cuda", "cpu"] = Field("cuda", description="where the tensor lives")
+    nondecreasing: bool = Field(False, description="a 1-D index tensor whose elements never decrease")
 
     _dt = field_validator("dtype")(classmethod(lambda cls, v: _dtype(v)))
 
@@ -79,6 +80,8 @@ class TensorArg(Strict):
     def strides_match(self):
         if self.strides is not None and len(self.strides) != len(self.shape):
             raise ValueError(f"{len(self.strides)} strides for {len(self.shape)} dimensions")
+        if self.nondecreasing and len(self.shape) != 1:
+            raise ValueError(f"'nondecreasing' is for a 1-D tensor (this one has {len(self.shape)} dimensions)")
         return self
 
 
@@ -100,6 +103,7 @@ class OpSpec(Strict):
     models: Union[Literal["all"], list[str]] = "all"
     dtypes: list[str] | None = None
     args: dict[str, ArgSpec] = Field(default_factory=dict)
+    relations: list[str] = Field(default_factory=list, description="conditions over 1-D index tensors' elements")
 
     @field_validator("dtypes")
     @classmethod

@@ -76,6 +76,8 @@ class Arg(Strict):
     dtype: str | None = None
     strides: list[Expr] | None = None
     values: list[Expr] | None = Field(None, description="[min, max], inclusive, bounding every element")
+    nondecreasing: bool = Field(False, description="a 1-D index tensor whose elements never decrease "
+                                "(cumulative lengths)")
     optional: bool = Field(False, description="verify the op with the tensor present and with it absent")
     device: Literal["cuda", "cpu"] | None = Field(None, description="where the tensor lives (default cuda)")
     value: Expr | None = None
@@ -106,9 +108,10 @@ class Arg(Strict):
     @model_validator(mode="after")
     def consistent(self):
         tensor_keys = [k for k in ("dtype", "strides", "values", "device") if getattr(self, k) is not None]
+        tensor_keys += [k for k in ("optional", "nondecreasing") if getattr(self, k)]
         if self.shape is None:
-            if tensor_keys or self.optional:
-                keys = tensor_keys + (["optional"] if self.optional else [])
+            if tensor_keys:
+                keys = tensor_keys
                 raise ValueError(f"a tensor needs a 'shape' (it has {', '.join(repr(k) for k in keys)})")
         else:
             if self.value is not None or self.string is not None or self.absent or self.any:
@@ -117,6 +120,8 @@ class Arg(Strict):
                 raise ValueError(f"{len(self.strides)} strides for {len(self.shape)} dimensions")
             if self.values is not None and len(self.values) != 2:
                 raise ValueError("values must be [min, max]")
+            if self.nondecreasing and len(self.shape) != 1:
+                raise ValueError(f"'nondecreasing' is for a 1-D tensor (this one has {len(self.shape)} dimensions)")
         if self.shape is None and sum([self.value is not None, self.string is not None, self.absent, self.any]) > 1:
             raise ValueError("give one of 'value', 'string', 'absent' or 'any'")
         return self
@@ -134,6 +139,8 @@ class Op(Strict):
     models: Union[list[str], str] = "all"
     dtypes: list[str] | None = None
     args: dict[str, Arg] = Field(default_factory=dict)
+    relations: list[str] = Field(default_factory=list, description="conditions over 1-D index tensors' elements "
+                                 "that hold for every i: 'rowStarts[i] <= rowEnds[i]'")
 
     @model_validator(mode="after")
     def located(self):

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from analyzers import binding as B
 
 from . import predicates
+from .relations import ABSENT, instance_relations
 from .configs import ConfigError, config_attrs, model_fields, read_config_json
 from .schema_v1 import KNOWN_KEYS, Manifest
 
@@ -194,8 +195,11 @@ def _dedup_key(inst: B.Instance) -> B.Instance:
     for _, a in args:
         for e in _exprs_of(a):
             kept |= B.names(e)
+    for e in inst.relations:
+        kept |= B.names(e)
     return B.Instance(inst.op, inst.file, args, inst.dims, inst.derived, inst.constraints, inst.dtype,
-                      tuple((n, v) for n, v in inst.model_fields if n in kept or not isinstance(v, float)))
+                      tuple((n, v) for n, v in inst.model_fields if n in kept or not isinstance(v, float)),
+                      relations=inst.relations)
 
 
 def _exprs_of(a):
@@ -333,7 +337,8 @@ def _instance(lm, oi, m, dtype, dims, derived, constraints, user_names, file, la
                 expr(s, key, "strides", i) for i, s in enumerate(spec.strides))
             values = None if spec.values is None else tuple(
                 expr(s, key, "values", i) for i, s in enumerate(spec.values))
-            args.append((name, B.TensorArg(shape, spec.dtype or dtype, strides, values, device=spec.device or "cuda")))
+            args.append((name, B.TensorArg(shape, spec.dtype or dtype, strides, values, device=spec.device or "cuda",
+                                           nondecreasing=spec.nondecreasing)))
         elif spec.string is not None:
             args.append((name, B.StringArg(spec.string)))
         elif spec.any or spec.value is None:
@@ -341,12 +346,20 @@ def _instance(lm, oi, m, dtype, dims, derived, constraints, user_names, file, la
         else:
             v = expr(spec.value, key, "value")
             args.append((name, B.ScalarArg(v, isinstance(v, B.Num) and isinstance(v.value, float))))
+    try:
+        relations = instance_relations(
+            op.relations, lambda k: lm.pos("ops", oi, "relations", k), f"ops[{oi}] ({op.display})",
+            {k: ABSENT if a.absent else len(a.shape) if a.is_tensor else None for k, a in op.args.items()}, dict(args),
+            arg_names, env, used,
+            user_names, m.name)
+    except ValueError as exc:
+        raise _ArgError(str(exc)) from None
     fields = tuple(sorted((n, env[n]) for n in used))
-    dims, derived, constraints = _relevant(args, dims, derived, constraints)
-    return B.Instance(launcher, file, tuple(args), dims, derived, constraints, dtype, fields)
+    dims, derived, constraints = _relevant(args, dims, derived, constraints, relations)
+    return B.Instance(launcher, file, tuple(args), dims, derived, constraints, dtype, fields, relations=relations)
 
 
-def _relevant(args, dims, derived, constraints):
+def _relevant(args, dims, derived, constraints, relations=()):
     """The user dims the arguments use (through derived dims too), the derived dims defined by
     them, and the constraints over those: `num_tokens <= cap` applies to an op that uses batch
     and seq_len."""
@@ -355,6 +368,8 @@ def _relevant(args, dims, derived, constraints):
     for _, a in args:
         for e in _exprs(a):
             names |= B.names(e)
+    for e in relations:
+        names |= B.names(e)
     defs = dict(derived)
     todo = list(names)
     while todo:
