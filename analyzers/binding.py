@@ -122,36 +122,50 @@ def _subscript(node: ast.Subscript, text: str) -> Elem:
     return Elem(node.value.id, offset)
 
 
+def _parts(e: Expr) -> tuple:
+    """The sub-expressions directly under ``e``."""
+    if isinstance(e, (BinOp, Compare)):
+        return (e.left, e.right)
+    if isinstance(e, Neg):
+        return (e.operand,)
+    if isinstance(e, Func):
+        return e.args
+    if isinstance(e, BoolOp):
+        return e.values
+    return ()
+
+
+def _with_parts(e: Expr, parts: tuple) -> Expr:
+    """``e`` with its sub-expressions replaced (in ``_parts`` order)."""
+    if isinstance(e, BinOp):
+        return BinOp(e.op, *parts)
+    if isinstance(e, Compare):
+        return Compare(e.op, *parts)
+    if isinstance(e, Neg):
+        return Neg(*parts)
+    if isinstance(e, Func):
+        return Func(e.name, tuple(parts))
+    if isinstance(e, BoolOp):
+        return BoolOp(e.op, tuple(parts))
+    return e
+
+
+def _walk(e: Expr):
+    yield e
+    for p in _parts(e):
+        yield from _walk(p)
+
+
 def rename_tensors(e: Expr, names_of: dict) -> Expr:
     """The relation with each element's tensor renamed (manifest argument key -> launcher parameter)."""
     if isinstance(e, Elem):
         return Elem(names_of.get(e.tensor, e.tensor), e.offset)
-    if isinstance(e, BinOp):
-        return BinOp(e.op, rename_tensors(e.left, names_of), rename_tensors(e.right, names_of))
-    if isinstance(e, Compare):
-        return Compare(e.op, rename_tensors(e.left, names_of), rename_tensors(e.right, names_of))
-    if isinstance(e, Neg):
-        return Neg(rename_tensors(e.operand, names_of))
-    if isinstance(e, Func):
-        return Func(e.name, tuple(rename_tensors(a, names_of) for a in e.args))
-    if isinstance(e, BoolOp):
-        return BoolOp(e.op, tuple(rename_tensors(a, names_of) for a in e.values))
-    return e
+    return _with_parts(e, tuple(rename_tensors(p, names_of) for p in _parts(e)))
 
 
 def elems(e: Expr) -> set:
     """The tensor elements a relation names."""
-    if isinstance(e, Elem):
-        return {e}
-    if isinstance(e, (BinOp, Compare)):
-        return elems(e.left) | elems(e.right)
-    if isinstance(e, Neg):
-        return elems(e.operand)
-    if isinstance(e, Func):
-        return set().union(*(elems(a) for a in e.args))
-    if isinstance(e, BoolOp):
-        return set().union(*(elems(a) for a in e.values))
-    return set()
+    return {x for x in _walk(e) if isinstance(x, Elem)}
 
 
 def _convert(node: ast.AST, text: str, subscripts: bool = False) -> Expr:
@@ -192,19 +206,7 @@ def _convert(node: ast.AST, text: str, subscripts: bool = False) -> Expr:
 
 
 def names(e: Expr) -> set[str]:
-    if isinstance(e, Name):
-        return {e.name}
-    if isinstance(e, Num):
-        return set()
-    if isinstance(e, (BinOp, Compare)):
-        return names(e.left) | names(e.right)
-    if isinstance(e, Neg):
-        return names(e.operand)
-    if isinstance(e, Func):
-        return set().union(*(names(a) for a in e.args)) if e.args else set()
-    if isinstance(e, BoolOp):
-        return set().union(*(names(a) for a in e.values))
-    return set()
+    return {x.name for x in _walk(e) if isinstance(x, Name)}
 
 
 def substitute(e: Expr, env: dict) -> Expr:

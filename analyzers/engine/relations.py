@@ -44,27 +44,23 @@ def _element_index(off: IntV, esize: int, span: N.Span) -> IntV | None:
 
 @dataclass
 class TensorFacts:
-    relations: tuple  # B.Expr over Elem (launcher parameter names), dims and numbers
+    # (B.Expr over Elem (launcher parameter names), dims and numbers; its elements, in a fixed order)
+    relations: tuple
     nondecreasing: set  # parameter names
+    tensors: set  # every parameter a relation or nondecreasing names
     watched: dict = field(default_factory=dict)  # region id -> (parameter name, element size)
     loads: dict = field(default_factory=dict)  # parameter name -> [_Load]
     seen: set = field(default_factory=set)  # (relation index, load ids) already instantiated
     count: int = 0  # loads recorded
-    dropped: int = 0
 
     @classmethod
     def of(cls, inst: B.Instance) -> "TensorFacts":
         flags = {n for n, a in inst.args if isinstance(a, B.TensorArg) and a.nondecreasing}
-        return cls(tuple(inst.relations), flags)
-
-    def names(self) -> set:
-        out = set(self.nondecreasing)
-        for r in self.relations:
-            out |= {e.tensor for e in B.elems(r)}
-        return out
+        relations = tuple((r, tuple(sorted(B.elems(r), key=lambda e: (e.tensor, e.offset)))) for r in inst.relations)
+        return cls(relations, flags, flags | {e.tensor for _, terms in relations for e in terms})
 
     def track(self, region: Region, name: str, esize: int) -> None:
-        if name in self.names():
+        if name in self.tensors:
             self.watched[region.id] = (name, esize)
 
 
@@ -85,8 +81,8 @@ class FactOps:
             for old in loads:
                 self._order_fact(st, old, new, span)
         loads.append(new)
-        for k, rel in enumerate(facts.relations):
-            self._instantiate(st, facts, k, rel, name, new, span)
+        for k, (rel, terms) in enumerate(facts.relations):
+            self._instantiate(st, facts, k, rel, terms, name, new, span)
 
     def _order_fact(self, st, a: _Load, b: _Load, span: N.Span) -> None:
         aligned = z3.And(self._aligned(a, span), self._aligned(b, span))
@@ -105,8 +101,8 @@ class FactOps:
             return
         st.assume(fact() if z3.is_true(cond) else z3.Implies(cond, fact()))
 
-    def _instantiate(self, st, facts: TensorFacts, k: int, rel, name: str, new: _Load, span: N.Span) -> None:
-        terms = sorted(B.elems(rel), key=lambda e: (e.tensor, e.offset))
+    def _instantiate(self, st, facts: TensorFacts, k: int, rel, terms: tuple, name: str, new: _Load,
+                     span: N.Span) -> None:
         if not any(e.tensor == name for e in terms):
             return
         choices = [facts.loads.get(e.tensor, []) for e in terms]
@@ -118,7 +114,6 @@ class FactOps:
             if key in facts.seen:
                 continue
             if made >= MAX_COMBINATIONS:
-                facts.dropped += 1
                 return
             facts.seen.add(key)
             made += 1
@@ -135,7 +130,8 @@ class FactOps:
                                      T.INT64, span)
                     rhs = const_int((e.offset - a_elem.offset) * anchor.esize * ld.esize, T.INT64)
                 conds += [self._aligned(ld, span), ints.compare("==", lhs, rhs).term]
-            self._assume_if(st, z3.And(*conds), lambda: self.sym_bool(rel, span, {e: ld.value for e, ld in zip(terms, combo)}))
+            values = {e: ld.value for e, ld in zip(terms, combo)}
+            self._assume_if(st, z3.And(*conds), lambda: self.sym_bool(rel, span, values))
 
     def _aligned(self, ld: _Load, span: N.Span) -> z3.BoolRef:
         if ld.index is not None:

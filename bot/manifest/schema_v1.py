@@ -111,8 +111,7 @@ class Arg(Strict):
         tensor_keys += [k for k in ("optional", "nondecreasing") if getattr(self, k)]
         if self.shape is None:
             if tensor_keys:
-                keys = tensor_keys
-                raise ValueError(f"a tensor needs a 'shape' (it has {', '.join(repr(k) for k in keys)})")
+                raise ValueError(f"a tensor needs a 'shape' (it has {', '.join(repr(k) for k in tensor_keys)})")
         else:
             if self.value is not None or self.string is not None or self.absent or self.any:
                 raise ValueError("a tensor ('shape') cannot also have 'value', 'string', 'absent' or 'any'")

@@ -3,6 +3,7 @@ relations, ops named by their registered name, shorthands, optional arguments ch
 absent, and model conditions. Expands into the same instances as version 0."""
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import glob
 import itertools
@@ -197,9 +198,8 @@ def _dedup_key(inst: B.Instance) -> B.Instance:
             kept |= B.names(e)
     for e in inst.relations:
         kept |= B.names(e)
-    return B.Instance(inst.op, inst.file, args, inst.dims, inst.derived, inst.constraints, inst.dtype,
-                      tuple((n, v) for n, v in inst.model_fields if n in kept or not isinstance(v, float)),
-                      relations=inst.relations)
+    return dataclasses.replace(inst, args=args, model_fields=tuple(
+        (n, v) for n, v in inst.model_fields if n in kept or not isinstance(v, float)))
 
 
 def _exprs_of(a):
@@ -350,8 +350,7 @@ def _instance(lm, oi, m, dtype, dims, derived, constraints, user_names, file, la
         relations = instance_relations(
             op.relations, lambda k: lm.pos("ops", oi, "relations", k), f"ops[{oi}] ({op.display})",
             {k: ABSENT if a.absent else len(a.shape) if a.is_tensor else None for k, a in op.args.items()}, dict(args),
-            arg_names, env, used,
-            user_names, m.name)
+            arg_names, env, used, user_names, m.name)
     except ValueError as exc:
         raise _ArgError(str(exc)) from None
     fields = tuple(sorted((n, env[n]) for n in used))
