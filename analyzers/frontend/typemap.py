@@ -46,6 +46,9 @@ _SUGAR = {TK.ELABORATED, TK.TYPEDEF, TK.UNEXPOSED, TK.AUTO} | {getattr(TK, n) fo
 _QUAL = re.compile(r"\b(const|volatile|__restrict|restrict|struct|class|union|enum)\b\s*")
 # Standard classes whose shims the engine runs as plain structs; the other std:: classes are opaque.
 STD_RECORDS = ("std::array", "std::pair", "std::tuple", "std::integer_sequence", "std::nullopt_t")
+# Types clang gives expressions it could not type (a call to an undeclared function, an unresolved
+# overload): they have no layout, and asking libclang for their size traps (SIGILL) in clang.
+_NO_LAYOUT = {TK.DEPENDENT, TK.OVERLOAD, TK.INVALID}
 
 
 def clean_spelling(spelling: str) -> str:
@@ -76,6 +79,8 @@ class TypeMapper:
 
     def map(self, t: ci.Type) -> T.Type:
         k = t.kind
+        if k in _NO_LAYOUT:
+            return T.OpaqueType(clean_spelling(t.spelling), "unknown", 0, 1)
         if k in _SUGAR:
             c = t.get_canonical()
             if c.kind != k or k == TK.UNEXPOSED:

@@ -294,6 +294,9 @@ cudaError_t cudaGetDevice(int* device);
 cudaError_t cudaSetDevice(int device);
 cudaError_t cudaDeviceReset(void);
 cudaError_t cudaDeviceSynchronize(void);
+// Deprecated spellings that older programs (and peer test suites) still call.
+cudaError_t cudaThreadSynchronize(void);
+cudaError_t cudaThreadExit(void);
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device);
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device);
 cudaError_t cudaDeviceGetLimit(size_t* pValue, cudaLimit limit);
