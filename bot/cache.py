@@ -113,6 +113,17 @@ class ResultCache:
     def _path(self, key: str) -> Path:
         return self.dir / "v1" / key[:2] / f"{key}.json"
 
+    def unwritable(self) -> str | None:
+        """Why entries cannot be written here (a read-only mount, a file in the way, another
+        user's directory), or None when a probe file can be created and removed."""
+        try:
+            (self.dir / "v1").mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile("w", dir=self.dir / "v1", prefix=".tmp-probe-"):
+                pass
+        except OSError as exc:
+            return exc.strerror or type(exc).__name__
+        return None
+
     def get(self, key: str, root: Path) -> InstanceResult | None:
         path = self._path(key)
         try:

@@ -44,7 +44,13 @@ def open_cache(args, root: Path):
     if getattr(args, "no_cache", False):
         return None
     d = getattr(args, "cache_dir", None) or os.environ.get("KERNELVET_CACHE_DIR") or str(root / DEFAULT_CACHE)
-    return ResultCache(Path(d))
+    cache = ResultCache(Path(d))
+    problem = cache.unwritable()
+    if problem:
+        # Read what is there; say once that nothing of this run will be kept.
+        print(f"kernelvet: note: the result cache {d} cannot be written ({problem}): "
+              "this run's results are not kept for the next one", file=sys.stderr)
+    return cache
 
 
 def baseline(args, root: Path) -> set[str] | None:
