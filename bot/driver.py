@@ -7,6 +7,7 @@ from pathlib import Path
 
 from analyzers.api import Workspace
 
+from .coverage_notes import CUDA_SUFFIXES, why_unreached
 from .diff import ChangeSet
 from .impact import BaseTree, Impact, analyse
 from .scan import ScanReport, scan
@@ -33,4 +34,18 @@ def run_changes(root: Path, manifest, changes: ChangeSet, base_rev: str | None, 
     report = scan(root, manifest, options=options, progress=progress, planned=impact.planned, cache=cache,
                   workspace=ws)
     apply(report, baseline)
+    account_changes(report, ws, changes, impact)
     return ChangeRun(report, impact)
+
+
+def account_changes(report: ScanReport, ws: Workspace, changes: ChangeSet, impact: Impact) -> None:
+    """A changed CUDA file that no op of the manifest reaches, and a compiler error in a changed
+    file, are not verified: the run says so and exits 5, it does not pass."""
+    report.touched = set(changes.paths())
+    for f in sorted(report.touched):
+        if f.endswith(CUDA_SUFFIXES) and f not in impact.reached and (ws.root / f).is_file():
+            why, line = why_unreached(ws, f)
+            if why.startswith("kernels") or why.startswith("no op"):
+                why = "no op of the manifest reaches it" + (f" ({why})" if why.startswith("kernels") else "")
+            report.note_unverified(f, why, line)
+    report.note_compile_errors()

@@ -51,6 +51,7 @@ class OpImpact:
 class Impact:
     ops: list[OpImpact]
     base: str | None
+    reached: set[str] = field(default_factory=set)  # every file an op of the manifest reaches
 
     @property
     def planned(self) -> list[Planned]:
@@ -206,7 +207,7 @@ def analyse(root: Path, manifest: LoadedManifest, changes: ChangeSet, ws: Worksp
                 o.decision = "verify"
                 o.detail = "new or changed instances"
                 o.planned = extra
-    return Impact(ops, base.rev if base is not None else None)
+    return Impact(ops, base.rev if base is not None else None, set().union(*closures.values()) if closures else set())
 
 
 _DEFINED = definition_pattern()  # function names a source file defines or explicitly instantiates

@@ -14,6 +14,7 @@ from analyzers.engine.context import Options
 from analyzers.findings import Finding, Inconclusive, InstanceResult
 from analyzers.frontend.parse import ParseError
 
+from .exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_UNVERIFIED
 from .cache import ResultCache, cache_key, closure_key, linked_keys
 from . import zeroconfig
 from .irhash import op_hash
@@ -52,6 +53,19 @@ class InstanceReport:
     cached: bool = False  # taken from the cache, not verified in this run
 
 
+@dataclass(frozen=True)
+class Unverified:
+    """A file the run was asked to verify (named on the command line, scanned in zero-config mode,
+    or touched by the change) that no instance verified, or that does not compile."""
+
+    file: str
+    why: str
+    line: int = 0
+
+    def text(self) -> str:
+        return f"{self.file}:{self.line}: {self.why}" if self.line else f"{self.file}: {self.why}"
+
+
 @dataclass
 class ScanReport:
     root: Path
@@ -59,6 +73,24 @@ class ScanReport:
     findings: list[MergedFinding] = field(default_factory=list)
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)  # malformed suppressions, with file:line
+    unverified: list[Unverified] = field(default_factory=list)
+    touched: set[str] = field(default_factory=set)  # files the run was asked about (repository paths)
+    include_notes: list[str] = field(default_factory=list)  # includes the sandbox dropped, once each
+
+    def note_unverified(self, file: str, why: str, line: int = 0) -> None:
+        u = Unverified(file, why, line)
+        if u not in self.unverified:
+            self.unverified.append(u)
+
+    def note_compile_errors(self) -> None:
+        """A compiler error inside a touched file leaves what it touches unverified, whatever the
+        verdict of the instances it stopped: it is not a mere inconclusive."""
+        for ir in self.instances:
+            for inc in ir.result.inconclusive:
+                span = inc.span
+                if (inc.detail.startswith("parse error") and span is not None and span.file in self.touched):
+                    self.note_unverified(span.file, f"does not compile: {inc.detail.removeprefix('parse error: ')}",
+                                         span.line)
 
     @property
     def active(self) -> list[MergedFinding]:
@@ -77,12 +109,15 @@ class ScanReport:
 
     @property
     def exit_code(self) -> int:
+        """1 findings, 5 something asked for is unverified, 3 inconclusive, 0 all verified (README)."""
         c = self.counts()
         if self.active:
-            return 1
+            return EXIT_FINDINGS
+        if self.unverified:
+            return EXIT_UNVERIFIED
         if c["inconclusive"]:
-            return 3
-        return 0
+            return EXIT_INCONCLUSIVE
+        return EXIT_CLEAN
 
 
 def options_for(manifest: LoadedManifest | None, time_budget_s: float | None = None) -> Options:

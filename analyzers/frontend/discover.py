@@ -44,7 +44,7 @@ def find_function(tu: ci.TranslationUnit, main_file: Path, name: str, definition
             out.append(c)
     # An op is host code: a kernel of the same name (vllm::f beside the op f) is never the op, and
     # an exact qualified name wins over a namespace's namesake.
-    out = [c for c in out if not _is_kernel(c)] or out
+    out = [c for c in out if not is_kernel(c)] or out
     return sorted(out, key=lambda c: qualified_name(c) != name)
 
 
@@ -137,7 +137,7 @@ LAUNCH_FUNCTIONS = {"cudaLaunchKernel", "cudaLaunchKernelEx", "cudaLaunchCoopera
 _CONFIG_CALLS = ("cudaConfigureCall", "__cudaPushCallConfiguration")
 
 
-def _is_kernel(c: ci.Cursor) -> bool:
+def is_kernel(c: ci.Cursor) -> bool:
     return any(k.kind == CK.CUDAGLOBAL_ATTR for k in c.get_children())
 
 
@@ -184,7 +184,7 @@ class LaunchReach:
             if node.kind in (CK.CALL_EXPR, CK.DECL_REF_EXPR):
                 ref = node.referenced
                 if ref is not None and ref.kind in (CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE) \
-                        and not _is_kernel(ref):
+                        and not is_kernel(ref):
                     if self._has_body(ref):
                         if self.reaches(ref):
                             found = True
@@ -211,7 +211,7 @@ def entry_points(tu: ci.TranslationUnit, main_file: Path, external=None) -> list
     reach = LaunchReach(external)
     # The shims' registration bodies (TORCH_LIBRARY's) name the ops without calling them: not ops.
     candidates = [c for c in function_definitions(tu, main_file)
-                  if not _is_kernel(c) and not _is_device_only(c) and not c.spelling.startswith("__kernelvet_")
+                  if not is_kernel(c) and not _is_device_only(c) and not c.spelling.startswith("__kernelvet_")
                   and reach.reaches(c)]
     called: set[str] = set()
     for c in candidates:

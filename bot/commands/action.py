@@ -7,6 +7,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 
 from .common import fail
 
@@ -54,10 +55,38 @@ def _event_name() -> str:
         return "push"
 
 
-def argv() -> list[str]:
+def _check_inputs() -> None:
+    """Every input with a fixed form is checked by name before anything runs: a typo such as
+    ``fail-on: nevr`` must not quietly mean the default."""
+    from .pr import FAIL_ON
     mode = _input("mode", "auto")
     if mode not in MODES:
         raise ValueError(f"input mode: {mode!r} is not one of {', '.join(MODES)}")
+    fail_on = _input("fail-on", "bug")
+    if fail_on not in FAIL_ON:
+        raise ValueError(f"input fail-on: {fail_on!r} is not one of {', '.join(FAIL_ON)}")
+    explain = _input("explain-impact", "false")
+    if explain.lower() not in ("true", "false"):
+        raise ValueError(f"input explain-impact: {explain!r} is not true or false")
+    comments = _input("max-comments", "30")
+    if not comments.isdigit():
+        raise ValueError(f"input max-comments: {comments!r} is not a whole number")
+    budget = _input("time-budget")
+    if budget:
+        try:
+            ok = float(budget) > 0
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"input time-budget: {budget!r} is not a positive number of seconds")
+    shard = _input("shard")
+    if shard and not re.fullmatch(r"\d+/\d+", shard):
+        raise ValueError(f"input shard: {shard!r} is not I/N (e.g. 2/4)")
+
+
+def argv() -> list[str]:
+    _check_inputs()
+    mode = _input("mode", "auto")
     if mode == "auto":
         event = _event_name()
         mode = ("pr" if event.startswith("pull_request") else "post" if event == "workflow_run" else "scan")
@@ -104,7 +133,7 @@ def run(args) -> int:
     except ValueError as exc:
         return fail(f"kernelvet: {exc}")
     code = main(command)
-    fail_on = _input("fail-on", "bug")
-    if command[0] in ("scan", "merge") and code in (1, 3) and (fail_on == "never" or (fail_on == "bug" and code == 3)):
-        return 0
+    if command[0] in ("scan", "merge"):
+        from .pr import apply_fail_on
+        return apply_fail_on(code, _input("fail-on", "bug"))
     return code

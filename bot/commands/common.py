@@ -93,6 +93,15 @@ def write_outputs(report, args, category: str) -> None:
         Path(args.json_file).write_text(render(report, "json", category))
 
 
+def say_unverified(report) -> None:
+    """On stderr, whatever the report's format: what was asked for and not verified, and the
+    includes dropped. A run with any of the first exits 5 (README, "Exit codes")."""
+    for u in report.unverified:
+        print(f"kernelvet: not verified: {u.text()}", file=sys.stderr)
+    for n in report.include_notes:
+        print(f"kernelvet: note: {n}", file=sys.stderr)
+
+
 def fail(message: str) -> int:
     print(message, file=sys.stderr)
     return EXIT_USAGE

@@ -55,6 +55,7 @@ def run(args) -> int:
     if args.explain_impact:
         sys.stderr.write(result.impact.explain(result.report))
     common.write_outputs(result.report, args, "diff")
+    common.say_unverified(result.report)
     return result.report.exit_code
 
 

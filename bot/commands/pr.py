@@ -9,6 +9,8 @@ import sys
 import uuid
 from pathlib import Path
 
+from ..exitcodes import (EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_UNVERIFIED,
+                         EXIT_USAGE)
 from .common import UsageError, add_repo_args, fail
 
 REVIEW_SCHEMA = "kernelvet.review/1"
@@ -36,13 +38,31 @@ def add_review_args(p) -> None:
                         "never: exit 0")
 
 
+def apply_fail_on(code: int, fail_on: str) -> int:
+    """The exit code a run's result gives under ``fail-on`` (README, "Exit codes"): ``never`` passes
+    everything; ``bug`` fails on findings (1) and on anything asked for and not verified (5: a file
+    no instance reached, a compiler error in a touched file, a run with nothing to verify);
+    ``inconclusive`` fails on inconclusive instances (3) too. Usage and internal errors always fail."""
+    if code in (EXIT_USAGE, EXIT_INTERNAL):
+        return code
+    if fail_on == "never":
+        return EXIT_CLEAN
+    if code == EXIT_INCONCLUSIVE and fail_on != "inconclusive":
+        return EXIT_CLEAN
+    return code
+
+
 def exit_code(report: dict, fail_on: str) -> int:
     s = report["summary"]
-    if fail_on == "never":
-        return 0
     if s["findings"]:
-        return 1
-    return 3 if fail_on == "inconclusive" and s["inconclusive"] else 0
+        code = EXIT_FINDINGS
+    elif s.get("unverified"):
+        code = EXIT_UNVERIFIED
+    elif s["inconclusive"]:
+        code = EXIT_INCONCLUSIVE
+    else:
+        code = EXIT_CLEAN
+    return apply_fail_on(code, fail_on)
 
 
 def run(args) -> int:
@@ -117,6 +137,7 @@ def run(args) -> int:
     actions.append_summary(render.summary(report, explanation=explanation, notes=notes, list_all=True))
     outputs(report, args.sarif)
     sys.stdout.write(render_text(result.report))
+    common.say_unverified(result.report)
 
     if args.no_post:
         pass

@@ -84,9 +84,11 @@ def run(args) -> int:
     except ManifestError as exc:
         return fail("\n".join(exc.errors))
     apply(report, baseline)
+    _account(report, root, manifest, sorted(only) if only is not None else files or [])
     if cache is not None and shard is None and only is None:
         cache.prune()
     common.write_outputs(report, args, "scan" if shard is None else f"scan-shard-{shard[0]}-of-{shard[1]}")
+    common.say_unverified(report)
     if args.results:
         Path(args.results).write_text(dump(report, shard))
     _actions_summary(report, args.sarif)
@@ -96,6 +98,20 @@ def run(args) -> int:
               f"baseline {args.write_baseline}", file=sys.stderr)
         return 0
     return report.exit_code
+
+
+def _account(report, root: Path, manifest, asked: list[str]) -> None:
+    """Files named or scanned that no instance verified, compiler errors in them, dropped includes;
+    a scan with no instance at all is unverified too (exit 5), never a clean pass."""
+    from analyzers.api import Workspace
+    from ..coverage_notes import account
+    from ..manifest.schema import Manifest
+    spec = manifest.spec if manifest is not None else Manifest(version=0, models=[], ops=[])
+    report.touched = set(asked)
+    account(report, Workspace(root, spec.include_dirs, spec.defines, spec.arch), asked)
+    report.note_compile_errors()
+    if not report.instances and not report.unverified:
+        report.note_unverified(".", "nothing to verify: the scan has no instance (no op of the manifest in these files)")
 
 
 def _actions_summary(report, sarif_path: str | None) -> None:

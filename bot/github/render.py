@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from ..reporters import plural
+
 FINDING_MARKER = "<!-- kernelvet:finding:{fp} -->"
 # Only a marker that ends the body counts: quoted source text may contain a look-alike.
 FINDING_RE = re.compile(r"<!-- kernelvet:finding:([0-9a-f]{20}(?:-\d+)?) -->\s*\Z")
@@ -130,10 +132,12 @@ def summary(report: dict, *, inline: list[dict] = (), elsewhere: list[dict] = ()
     findings = report.get("findings", [])
     quiet = [f for f in findings if f.get("status") in ("suppressed", "baselined")]
     active = [f for f in findings if f.get("status", "new") == "new"]
-    head = (f"**{len(active)} finding{'s' if len(active) != 1 else ''}**" if active else "**No findings**")
+    head = f"**{plural(len(active), 'finding')}**" if active else "**No findings**"
+    unverified = report.get("unverified", [])
     out = [f"### {title}", "",
-           f"{head} · {s['instances']} instances verified: {s['bug']} bug, {s['verified']} verified, "
-           f"{s['inconclusive']} inconclusive" + (f" ({s['cached']} from the cache)" if s.get("cached") else "")]
+           f"{head} · {plural(s['instances'], 'instance')}: {s['bug']} bug, {s['verified']} verified, "
+           f"{s['inconclusive']} inconclusive" + (f" ({s['cached']} from the cache)" if s.get("cached") else "")
+           + (f" · **{plural(len(unverified), 'file')} not verified**" if unverified else "")]
     if inline:
         out[-1] += f" · {len(inline)} commented inline"
     out += [""] + verdict_table(report)
@@ -161,6 +165,13 @@ def summary(report: dict, *, inline: list[dict] = (), elsewhere: list[dict] = ()
                 loc = f" at `{where(r['location'])}`" if r.get("location") else ""
                 out.append(f"- {code(i['op'], 80)} [{plain(i['dtype'], 20)}] for {plain(', '.join(i['models']), 200)}: "
                            f"{plain(r['reason'], 40)}{loc}: {plain(r['detail'], 300)}")
+    if unverified:
+        out += ["", "#### Not verified"]
+        for u in unverified[:30]:
+            at = f"{u['file']}:{int(u['line'])}" if u.get("line") else u["file"]
+            out.append(f"- `{plain(at, 200)}`: {plain(u['why'], 300)}")
+    if report.get("include_notes"):
+        out += ["", "#### Includes dropped"] + [f"- {plain(n, 300)}" for n in report["include_notes"][:30]]
     if report.get("problems"):
         out += ["", "#### Warnings"] + [f"- {plain(p, 300)}" for p in report["problems"][:30]]
     if explanation:

@@ -5,6 +5,11 @@ import re
 from pathlib import Path
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 finding``, ``2 findings``."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
 class SourceLines:
     """Lines of workspace files, read once (for excerpts and suggestions)."""
 

@@ -75,8 +75,11 @@ def to_dict(report) -> dict:
         "summary": {"instances": len(report.instances), **c, "findings": len(report.active),
                     "suppressed": sum(1 for m in report.findings if m.status == "suppressed"),
                     "baselined": sum(1 for m in report.findings if m.status == "baselined"),
+                    "unverified": len(report.unverified),
                     "cached": report.cache_hits, "seconds": round(report.seconds, 3), "exit_code": report.exit_code},
         "problems": list(report.problems),
+        "unverified": [{"file": u.file, "line": u.line, "why": u.why} for u in report.unverified],
+        "include_notes": list(report.include_notes),
         "findings": [finding(m, lines) for m in report.findings],
         "instances": [instance(ir) for ir in report.instances],
     }

@@ -181,6 +181,14 @@ def to_dict(report, category: str = "scan") -> dict:
             notifications.append(n)
     for p in report.problems:
         notifications.append({"level": "warning", "message": {"text": p}, "descriptor": {"id": "suppression"}})
+    for u in report.unverified:
+        n = {"level": "error", "message": {"text": f"not verified: {u.why}"}, "descriptor": {"id": "unverified"}}
+        if u.file != ".":
+            n["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": u.file},
+                                                    **({"region": {"startLine": u.line}} if u.line else {})}}]
+        notifications.append(n)
+    for text in report.include_notes:
+        notifications.append({"level": "note", "message": {"text": text}, "descriptor": {"id": "include-dropped"}})
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",

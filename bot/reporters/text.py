@@ -2,7 +2,7 @@
 underlined, the op, kernel, models, witness and fix; then inconclusive instances; then a summary."""
 from __future__ import annotations
 
-from . import SourceLines, fixed_line, witness_text
+from . import SourceLines, fixed_line, plural, witness_text
 
 
 def render(report, color: bool = False) -> str:
@@ -51,6 +51,10 @@ def render(report, color: bool = False) -> str:
             out.append(f"{loc.file}:{loc.line}:{loc.col}: {m.check} ({why})")
     for p in report.problems:
         out.append(f"warning: {p}")
+    for u in report.unverified:
+        out.append(f"not verified: {u.text()}")
+    for n in report.include_notes:
+        out.append(f"note: {n}")
     if len(out) and out[-1] != "":
         out.append("")
     out.extend(summary(report))
@@ -72,9 +76,11 @@ def summary(report) -> list[str]:
     c = report.counts()
     quiet = len(report.findings) - len(report.active)
     cached = f" ({report.cache_hits} from the cache)" if report.cache_hits else ""
-    out.append(f"{len(report.instances)} instances: {c['bug']} bug, {c['verified']} verified, "
-               f"{c['inconclusive']} inconclusive; {len(report.active)} findings"
-               + (f" ({quiet} suppressed or baselined)" if quiet else "") + f"; {report.seconds:.1f} s{cached}")
+    unverified = f"; {plural(len(report.unverified), 'file')} not verified" if report.unverified else ""
+    out.append(f"{plural(len(report.instances), 'instance')}: {c['bug']} bug, {c['verified']} verified, "
+               f"{c['inconclusive']} inconclusive; {plural(len(report.active), 'finding')}"
+               + (f" ({quiet} suppressed or baselined)" if quiet else "") + unverified
+               + f"; {report.seconds:.1f} s{cached}")
     return out
 
 

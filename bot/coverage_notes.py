@@ -1,0 +1,89 @@
+"""What a run was asked to verify and did not: the files no instance reached, each with the reason,
+and the includes the sandbox dropped. Nothing that was not verified may pass as success
+(README, "Exit codes")."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from analyzers.api import Workspace
+from analyzers.frontend import discover
+
+# Files a user means as CUDA sources: named or changed, they must reach a verdict.
+CUDA_SUFFIXES = (".cu", ".cuh")
+# Sources and headers kernelvet parses at all.
+PARSED_SUFFIXES = (".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".cc", ".cpp", ".cxx", ".c", ".inl")
+
+
+def reached_files(ws: Workspace, op_files: set[str]) -> set[str]:
+    """The repository files of the translation units of ``op_files`` (what their ops can reach)."""
+    out: set[str] = set()
+    root = ws.root
+    for f in op_files:
+        out.add(f)
+        try:
+            for p in ws.include_graph(f).files():
+                try:
+                    out.add(str(Path(p).resolve().relative_to(root)))
+                except ValueError:
+                    pass
+        except OSError:
+            pass
+    return out
+
+
+def why_unreached(ws: Workspace, file: str) -> tuple[str, int]:
+    """Why no instance verified ``file``, and the line it concerns (0: the whole file)."""
+    path = ws.root / file
+    if not path.is_file():
+        return "no such file", 0
+    if path.suffix not in PARSED_SUFFIXES:
+        return "not a CUDA or C++ source: nothing in it was verified", 0
+    try:
+        head = path.read_bytes()[:65536]
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})", 0
+    if b"\0" in head:
+        return "a binary file, not CUDA source: nothing in it was verified", 0
+    try:
+        unit = ws.unit(file)
+    except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
+        return f"cannot be parsed ({exc})", 0
+    errors = [e for e in unit.parsed.errors if Path(e.file).resolve() == path.resolve()]
+    kernels = [c for c in discover.function_definitions(unit.parsed.tu, unit.parsed.path) if discover.is_kernel(c)]
+    if kernels:
+        names = ", ".join(f"{c.spelling} (line {c.location.line})" for c in kernels[:5])
+        more = f" and {len(kernels) - 5} more" if len(kernels) > 5 else ""
+        return (f"kernels {names}{more} have no launcher in the scanned files, so nothing verified them: "
+                "scan the file that launches them too", kernels[0].location.line)
+    if errors:
+        return f"does not compile: {errors[0].message}", errors[0].line
+    return "no op launches a kernel from it, and no verified op includes it: nothing in it was verified", 0
+
+
+def account(report, ws: Workspace, asked: list[str] | set[str]) -> None:
+    """Note every file of ``asked`` that no instance of ``report`` reached, and the includes dropped
+    from the translation units it verified (once each)."""
+    op_files = {ir.planned.file for ir in report.instances}
+    reached = reached_files(ws, op_files)
+    for f in sorted(set(asked)):
+        if f not in reached:
+            why, line = why_unreached(ws, f)
+            report.note_unverified(f, why, line)
+    seen = set()
+    for f in sorted(op_files):
+        try:
+            notes = ws.include_graph(f).notes
+        except OSError:
+            continue
+        for n in notes:
+            key = (n.includer, n.line, n.name)
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                includer = str(Path(n.includer).resolve().relative_to(ws.root))
+            except ValueError:
+                includer = n.includer
+            why = ("not found in the repository or the shims: an empty file stands for it" if n.why == "missing"
+                   else "outside the repository: not read, an empty file stands for it")
+            report.include_notes.append(f"{includer}:{n.line}: #include {n.name} dropped: {why}")
