@@ -159,6 +159,12 @@ def scan(root: Path, manifest: LoadedManifest | None, only_files: set[str] | Non
     opts = options or options_for(manifest)
     if planned is None:
         planned = expand(manifest, only_files, root) if manifest is not None else []
+        if manifest is not None:
+            from .manifest import ManifestError
+            from .manifest.targets import check_targets
+            errors = check_targets(manifest, planned, Path(root))
+            if errors:
+                raise ManifestError(errors)
         if zero_config_files:
             covered = {(p.file, p.launcher) for p in planned}
             planned += zeroconfig.plan(Path(root), zero_config_files, covered, spec.include_dirs, spec.defines,

@@ -8,7 +8,7 @@ import z3
 from ..kir import nodes as N
 from ..kir import types as T
 from . import ints, replay
-from .memory import ForkNeeded, PathEnd, index_to_int64, int_size
+from .memory import ForkNeeded, PathEnd, index_to_int64, int_size, unsupported
 from .state import State, absorb, decided, fresh_value, merge_values
 from .values import (BoolV, ClosureV, FloatV, FuncV, IntV, Loc, MultiLoc, MultiPtrV, OpaqueV, PtrV, RefV,
                      StructV, Val, bool_of, const_int)
@@ -515,7 +515,7 @@ class ExprOps:
         return OpaqueV("void")
 
     def ev_unsupported(self, e: N.Unsupported, st: State) -> Val:
-        raise PathEnd("stuck", f"unsupported {e.what}", e.span)
+        raise unsupported(e.what, e.span)
 
 
 ExprOps._rv = {

@@ -32,6 +32,12 @@ class PathEnd(Exception):
         self.kind = kind
 
 
+def unsupported(what: str, span: N.Span | None) -> PathEnd:
+    """The path end at a construct the lowerer could not represent; a compiler error already
+    says what it is ("parse error: ..."), anything else is named as unsupported."""
+    return PathEnd("stuck", what if what.startswith("parse error") else f"unsupported {what}", span)
+
+
 class ForkNeeded(PathEnd):
     """A conditional picks between two objects that no one value can stand for (two tensors): the
     statement holding it runs again on two paths, one per branch. Where it cannot, the path is stuck."""

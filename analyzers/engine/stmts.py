@@ -6,7 +6,7 @@ import z3
 
 from ..kir import nodes as N
 from ..kir import types as T
-from .memory import ForkNeeded, PathEnd
+from .memory import ForkNeeded, PathEnd, unsupported
 from . import ints
 from .state import State, decided, merge_all
 from .values import IntV, Loc, RefV, const_int
@@ -194,7 +194,7 @@ class StmtOps:
         return [st]
 
     def ex_unsupported(self, s: N.UnsupportedStmt, st: State) -> list[State]:
-        raise PathEnd("stuck", f"unsupported {s.what}", s.span)
+        raise unsupported(s.what, s.span)
 
     def ex_switch(self, s: N.Switch, st: State) -> list[State]:
         v = self.eval(s.cond, st)

@@ -65,7 +65,8 @@ def _load_and_expand(args):
     try:
         lm = load(path)
         planned = expand(lm, root=root)
-        problems = _coverage(lm, root)
+        from ..manifest.targets import check_targets
+        problems = check_targets(lm, planned, root) + _coverage(lm, root)
     except ManifestError as exc:
         for e in exc.errors:
             print(e, file=sys.stderr)

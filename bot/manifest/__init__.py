@@ -97,6 +97,10 @@ def load(path: Path) -> LoadedManifest:
         doc = YamlDoc.read(path)
     except FileNotFoundError:
         raise ManifestError([f"{path}: no such manifest"]) from None
+    except IsADirectoryError:
+        raise ManifestError([f"{path}: a directory, not a manifest file"]) from None
+    except UnicodeError as exc:
+        raise ManifestError([str(exc)]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)

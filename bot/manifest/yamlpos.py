@@ -26,7 +26,17 @@ class YamlDoc:
 
     @classmethod
     def read(cls, path: Path) -> "YamlDoc":
-        return cls(path, path.read_text())
+        """Raises ``UnicodeError`` with the line and column of the first byte that is not UTF-8
+        (in its message), and ``IsADirectoryError`` for a directory."""
+        raw = path.read_bytes()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw.count(b"\n", 0, exc.start) + 1
+            col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+            raise UnicodeError(f"{path}:{line}:{col}: not UTF-8 (byte 0x{raw[exc.start]:02x}): a manifest is UTF-8 "
+                               "text") from None
+        return cls(path, text)
 
     def pos(self, loc: tuple = ()) -> Pos:
         """The position of the value at ``loc`` (keys and indices); the closest enclosing one when

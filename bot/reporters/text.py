@@ -76,7 +76,9 @@ def summary(report) -> list[str]:
     c = report.counts()
     quiet = len(report.findings) - len(report.active)
     cached = f" ({report.cache_hits} from the cache)" if report.cache_hits else ""
-    unverified = f"; {plural(len(report.unverified), 'file')} not verified" if report.unverified else ""
+    files = [u for u in report.unverified if u.file != "."]
+    unverified = (f"; {plural(len(files), 'file')} not verified" if files else
+                  "; nothing verified" if report.unverified else "")
     out.append(f"{plural(len(report.instances), 'instance')}: {c['bug']} bug, {c['verified']} verified, "
                f"{c['inconclusive']} inconclusive; {plural(len(report.active), 'finding')}"
                + (f" ({quiet} suppressed or baselined)" if quiet else "") + unverified
