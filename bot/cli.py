@@ -17,6 +17,8 @@ EPILOG = """exit codes:
   2  usage or configuration error (bad manifest, missing files)
   3  no findings, but some instances inconclusive
   4  internal error of kernelvet
+  5  no findings, but something asked for was not verified (a file no instance
+     reaches, a compiler error in a touched file, nothing to verify)
 """
 
 
