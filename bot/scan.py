@@ -6,7 +6,7 @@ import multiprocessing as mp
 import os
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from analyzers.api import OpNotFound, Workspace
@@ -81,6 +81,45 @@ class ScanReport:
         u = Unverified(file, why, line)
         if u not in self.unverified:
             self.unverified.append(u)
+
+    def rebase(self, top: Path) -> None:
+        """Make every path relative to ``top`` (the repository root) instead of the scanned
+        directory below it, so SARIF URIs and text paths exist at the root (code scanning links
+        them); ``root`` becomes ``top``."""
+        top = Path(top).resolve()
+        try:
+            prefix = Path(self.root).resolve().relative_to(top)
+        except ValueError:
+            return
+        if str(prefix) == ".":
+            return
+
+        def sp(s):
+            if s is None or not s.file or s.file.startswith("<") or Path(s.file).is_absolute():
+                return s
+            return replace(s, file=str(prefix / s.file))
+
+        seen: set[int] = set()
+        for ir in self.instances:
+            r = ir.result
+            if id(r) in seen:
+                continue
+            seen.add(id(r))
+            for f in r.findings:
+                f.location, f.expression, f.access = sp(f.location), sp(f.expression), sp(f.access)
+                f.trace = [sp(t) for t in f.trace]
+                f.related = [sp(t) for t in f.related]
+                if f.fix is not None:
+                    f.fix.span = sp(f.fix.span)
+            for inc in r.inconclusive:
+                inc.span = sp(inc.span)
+        for m in self.findings:
+            m.suppressed_at = str(prefix / m.suppressed_at) if m.suppressed_at else m.suppressed_at
+        self.unverified = [replace(u, file=str(prefix / u.file) if u.file != "." else str(prefix))
+                           for u in self.unverified]
+        self.include_notes = [f"{prefix}/{n}" for n in self.include_notes]
+        self.touched = {str(prefix / t) for t in self.touched}
+        self.root = top
 
     def note_compile_errors(self) -> None:
         """A compiler error inside a touched file leaves what it touches unverified, whatever the

@@ -3,6 +3,7 @@ with a witness whose arithmetic really triggers it."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -28,8 +29,34 @@ def example_report():
     return json.loads(r.stdout)
 
 
+def _example_prefix() -> str:
+    """Where the example lies below the repository root: every output path starts with it."""
+    r = subprocess.run(["git", "-C", str(EXAMPLE), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return ""
+    return str(EXAMPLE.resolve().relative_to(Path(r.stdout.strip()).resolve())) + "/"
+
+
 def by_place(report) -> dict:
-    return {(f["location"]["file"], f["location"]["line"], f["check"]): f for f in report["findings"]}
+    """Findings by (path below the example, line, check); the paths themselves are repository-relative."""
+    prefix = _example_prefix()
+    assert all(f["location"]["file"].startswith(prefix) for f in report["findings"])
+    return {(f["location"]["file"][len(prefix):], f["location"]["line"], f["check"]): f for f in report["findings"]}
+
+
+def test_paths_are_relative_to_the_repository_root(tmp_path):
+    """Scanned from the repository root, the example's SARIF URIs and text paths exist at the root."""
+    sarif_path = tmp_path / "k.sarif"
+    r = kernelvet("scan", str(EXAMPLE.relative_to(ROOT)), "--sarif", str(sarif_path), "--cache-dir", str(tmp_path / "c"))
+    assert r.returncode == 1, r.stderr
+    top = Path(subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--show-toplevel"], capture_output=True,
+                              text=True).stdout.strip() or ROOT)
+    doc = json.loads(sarif_path.read_text())
+    uris = {res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for res in doc["runs"][0]["results"]}
+    assert uris and all((top / u).is_file() for u in uris), uris
+    for line in r.stdout.splitlines():
+        if re.match(r"^\S+\.cu:\d+:\d+: ", line):
+            assert (top / line.split(":", 1)[0]).is_file(), line
 
 
 def test_example_reports_exactly_the_planted_bugs(example_report):
@@ -154,8 +181,9 @@ def test_missing_manifest_and_missing_launcher(tmp_path):
     assert r.returncode == 2 and "nothing to verify" in r.stderr
     repo = make_repo(tmp_path, CLEAN.replace("void op(", "void other_op("))
     r = kernelvet("scan", str(repo))
-    assert r.returncode == 3
-    assert "op-error: k.cu: no function named 'op'" in r.stdout
+    assert r.returncode == 2  # a configuration error at the manifest's line, not an inconclusive op
+    assert "kernelvet.yaml:5:5: ops[0] (op): no function named 'op' in k.cu or the headers it includes" in r.stderr
+    assert "(did you mean 'other_op'?)" in r.stderr
 
 
 def test_without_a_manifest_every_op_runs_in_zero_config_mode(tmp_path):

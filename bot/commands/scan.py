@@ -83,8 +83,12 @@ def run(args) -> int:
         return fail(str(exc))
     except ManifestError as exc:
         return fail("\n".join(exc.errors))
-    apply(report, baseline)
     _account(report, root, manifest, sorted(only) if only is not None else files or [])
+    if not args.root:
+        # Paths in every output are relative to the repository root, wherever the scanned directory is.
+        from ..diff import toplevel
+        report.rebase(toplevel(root) or root)
+    apply(report, baseline)
     if cache is not None and shard is None and only is None:
         cache.prune()
     common.write_outputs(report, args, "scan" if shard is None else f"scan-shard-{shard[0]}-of-{shard[1]}")
