@@ -23,7 +23,10 @@ def _sources(root: Path) -> list[str]:
 
 
 def _nearest(word: str, options, n: int = 2) -> str:
-    close = difflib.get_close_matches(word, sorted(set(options)), n=n, cutoff=0.75)
+    options = sorted(set(options))
+    close = difflib.get_close_matches(word, options, n=n, cutoff=0.75)
+    if not close:  # a short name inside a longer one: 'op' for 'other_op'
+        close = [o for o in options if word in o.split("_") and o != word][:n]
     return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
 
 
