@@ -103,14 +103,25 @@ class FakeGitHub:
         pull.comments.append(c)
         return c
 
+    def comment(self, number: int, path: str, line: int, body: str) -> dict:
+        """A person comments on a line (a top-level comment: no in_reply_to_id, as GitHub sends it)."""
+        pull = self.pulls[number]
+        c = self._comment(pull, path, line, body, HUMAN)
+        pull.comments.append(c)
+        return c
+
     def calls(self, method: str, pattern: str) -> list[Request]:
         return [r for r in self.requests if r.method == method and re.search(pattern, r.path)]
 
     def _comment(self, pull: Pull, path: str, line: int | None, body: str, user: dict, reply_to=None) -> dict:
         cid = self.new_id()
-        return {"id": cid, "url": f"{self.url}/repos/{self.repo}/pulls/comments/{cid}", "path": path, "line": line,
-                "original_line": line, "side": "RIGHT", "body": body, "user": user, "in_reply_to_id": reply_to,
-                "commit_id": pull.head_sha, "pull_request_url": f"{self.url}/repos/{self.repo}/pulls/{pull.number}"}
+        # As GitHub does, a top-level comment has no in_reply_to_id key at all (not null).
+        out = {"id": cid, "url": f"{self.url}/repos/{self.repo}/pulls/comments/{cid}", "path": path, "line": line,
+               "original_line": line, "side": "RIGHT", "body": body, "user": user,
+               "commit_id": pull.head_sha, "pull_request_url": f"{self.url}/repos/{self.repo}/pulls/{pull.number}"}
+        if reply_to is not None:
+            out["in_reply_to_id"] = reply_to
+        return out
 
     # ------------------------------------------------------------ HTTP
 

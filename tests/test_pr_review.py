@@ -106,10 +106,28 @@ def test_review_then_rerun_then_push(h):
     assert sorted(r["ruleId"] for r in sarif["runs"][0]["results"]) == ["misaligned", "narrowing", "oob"]
     # Files and comments were read page by page (two per page).
     assert len(h.fake.calls("GET", r"/pulls/7/files$")) == 2
+    # Workflow annotations, so that a run that cannot post still shows each finding on the diff.
+    assert f"::error file={QUANT},line={quant_line},col=" in run.stdout
+    assert run.stdout.count("::error file=") == 3
 
-    # A re-run on the same commit: nothing new is posted, nothing is duplicated.
+    # A re-run on the same commit: nothing new is posted, nothing is duplicated. Its requests do not
+    # grow with the comments already there: GitHub sends top-level comments without in_reply_to_id,
+    # and no comment is fetched again one by one.
     before = list(bodies(pull))
+    for i in range(6):
+        h.fake.comment(7, QUANT, quant_line, f"note {i}")
+    gets_before = len(h.fake.calls("GET", ""))
     rerun = h.action(pull)
+    assert not h.fake.calls("GET", r"/pulls/comments/\d+$")
+    rerun_gets = len(h.fake.calls("GET", "")) - gets_before
+    for i in range(6):
+        h.fake.comment(7, QUANT, quant_line, f"more {i}")
+    gets_before = len(h.fake.calls("GET", ""))
+    assert h.action(pull).returncode == 1
+    # Pages of two: six more comments are three more pages to list, and no other read.
+    assert len(h.fake.calls("GET", "")) - gets_before == rerun_gets + 3
+    assert not h.fake.calls("GET", r"/pulls/comments/\d+$")
+    pull.comments[:] = [c for c in pull.comments if not c["body"].startswith(("note ", "more "))]
     assert rerun.returncode == 1, rerun.stderr
     assert len(h.fake.calls("POST", r"/reviews$")) == 1
     assert bodies(pull) == before
@@ -268,3 +286,24 @@ def test_a_comment_whose_text_changed_is_edited_in_place(h):
     assert [r.path for r in patches] == [f"/repos/{REPO}/pulls/comments/{quant['id']}"]
     assert quant["body"] == expected
     assert not h.fake.calls("POST", r"/reviews$") and not h.fake.calls("DELETE", r"/pulls/comments/")
+
+
+def test_an_unreachable_api_fails_over_in_seconds(tmp_path, shared_cache):
+    """Connection refused: the files come from git and the review is reported as not posted, in
+    seconds (one immediate retry), not after minutes of backed-off retries."""
+    import socket
+    harness = Harness(tmp_path, shared_cache)
+    head = head_1(harness.repo)
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    event = pull_request_event(REPO, 7, head, harness.base, None)
+    t0 = time.monotonic()
+    run = run_action(harness.repo, tmp_path / "run", f"http://127.0.0.1:{port}", event, "pull_request",
+                     {"cache-dir": str(shared_cache)}, {"github.token": TOKEN})
+    api_seconds = time.monotonic() - t0
+    assert run.returncode == 1, run.stderr
+    out = run.stdout + run.stderr
+    assert "cannot list the pull request's files through the API" in out and "using git instead" in out
+    assert "posting the review failed" in out and "Traceback" not in out and TOKEN not in out
+    assert api_seconds < 30, api_seconds  # before: about 126 s of retries; the verification is cached

@@ -135,6 +135,7 @@ def run(args) -> int:
                              "base_sha": event.base_sha},
             "report": report, "explanation": explanation, "notes": notes}) + "\n")
     actions.append_summary(render.summary(report, explanation=explanation, notes=notes, list_all=True))
+    actions.annotate_findings(report)
     outputs(report, args.sarif)
     sys.stdout.write(render_text(result.report))
     common.say_unverified(result.report)
@@ -185,11 +186,15 @@ def post_review(repo, pr, head_sha: str, report: dict, changes, max_comments: in
             actions.annotate("error", f"GitHub refused the review (403: {msg}). The token needs pull-requests: write; "
                              "a pull request from a fork gets a read-only token: use the split workflow "
                              "(docs/github.md). Every finding is in the SARIF file and the job summary.")
+        elif exc.status == 401:
+            actions.annotate("error", f"GitHub did not accept the token (401: {msg}). Every finding is in the SARIF "
+                             "file and the job summary.")
         elif exc.status == 422:
             actions.annotate("error", f"GitHub rejected the review (422: {msg}). Every finding is in the SARIF file "
                              "and the job summary.")
         else:
-            actions.annotate("error", f"posting the review failed ({exc.status}: {msg}) after retries. Every finding "
+            retried = " after retries" if exc.status == 429 or exc.status >= 500 else ""
+            actions.annotate("error", f"posting the review failed ({exc.status}: {msg}){retried}. Every finding "
                              "is in the SARIF file and the job summary.")
         return False
     except RequestException as exc:

@@ -128,6 +128,7 @@ def _actions_summary(report, sarif_path: str | None) -> None:
     from .pr import outputs
     data = jsonfmt.to_dict(report)
     actions.append_summary(render.summary(data, title="kernelvet scan", list_all=True))
+    actions.annotate_findings(data)
     outputs(data, sarif_path)
 
 

@@ -100,7 +100,9 @@ def token() -> str | None:
 
 def client(tok: str) -> Github:
     api = os.environ.get("GITHUB_API_URL", "https://api.github.com").rstrip("/")
-    retry = _Retry(total=6, backoff_factor=1.0, secondary_rate_wait=60)
+    # connect=1: an API that refuses connections fails over in about a second (one retry at once),
+    # not after six backed-off attempts; rate limits and 5xx keep GitHub's retry rules.
+    retry = _Retry(total=6, connect=1, backoff_factor=1.0, secondary_rate_wait=60)
     # Writes one second apart (GitHub's advice against secondary rate limits); reads unthrottled.
     return Github(auth=Auth.Token(tok), base_url=api, retry=retry, per_page=100, timeout=30, lazy=True,
                   seconds_between_requests=None, seconds_between_writes=1.0)
@@ -122,10 +124,36 @@ def append_summary(markdown: str) -> None:
             f.write(markdown + "\n")
 
 
+MAX_ANNOTATIONS = 50  # GitHub shows at most 50 annotations of a job
+
+
+def _escape_data(text: str) -> str:
+    return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotate_findings(report: dict) -> None:
+    """One ``::error file=...,line=...`` workflow command per active finding (JSON report form), so
+    that a run without review permissions still shows each on the diff, as linters' actions do."""
+    if not os.environ.get("GITHUB_ACTIONS"):
+        return
+    active = [f for f in report.get("findings", []) if f.get("status", "new") == "new"]
+    for f in active[:MAX_ANNOTATIONS]:
+        loc = f["location"]
+        props = (f"file={_escape_property(loc['file'])},line={int(loc['line'])},col={int(loc.get('column') or 1)},"
+                 f"title={_escape_property('kernelvet ' + f['check'])}")
+        print(f"::error {props}::{_escape_data(f['message'])}", flush=True)
+    if len(active) > MAX_ANNOTATIONS:
+        print(f"::warning::{len(active) - MAX_ANNOTATIONS} more findings are in the job summary and the SARIF file",
+              flush=True)
+
+
 def annotate(level: str, message: str) -> None:
     """A workflow command (``::warning::``) when running in Actions; plain standard error otherwise."""
     if os.environ.get("GITHUB_ACTIONS"):
-        text = message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-        print(f"::{level}::{text}", flush=True)
+        print(f"::{level}::{_escape_data(message)}", flush=True)
     else:
         print(f"kernelvet: {level}: {message}", file=sys.stderr)

@@ -114,9 +114,15 @@ def plan(wanted: list[Wanted], elsewhere: list[dict], existing: list[Existing], 
 def existing_comments(pr) -> list[Existing]:
     out = []
     for c in pr.get_review_comments():  # paged by PyGithub
-        body = c.body or ""
+        # Read what the page returned. GitHub omits in_reply_to_id on top-level comments, and
+        # reading a missing attribute makes PyGithub fetch the comment again: one GET per comment.
+        raw = getattr(c, "_rawData", None)
+        if not isinstance(raw, dict):
+            raw = {"id": c.id, "path": c.path, "line": c.line, "body": c.body, "in_reply_to_id": c.in_reply_to_id}
+        body = raw.get("body") or ""
         m = render.FINDING_RE.search(body.rstrip())
-        out.append(Existing(c.id, c.path, c.line, body, m.group(1) if m else None, c.in_reply_to_id, c))
+        out.append(Existing(raw["id"], raw.get("path"), raw.get("line"), body, m.group(1) if m else None,
+                            raw.get("in_reply_to_id"), c))
     return out
 
 
