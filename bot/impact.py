@@ -58,7 +58,7 @@ class Impact:
         return [p for o in self.ops for p in o.planned]
 
     def explain(self, report=None) -> str:
-        cached = {id(ir.planned): ir.cached for ir in report.instances} if report is not None else {}
+        ran = {id(ir.planned): ir for ir in report.instances} if report is not None else {}
         lines = [f"impact (base {self.base[:12]}):" if self.base else "impact (no base revision: the cache decides "
                  "what is verified again):"]
         for o in self.ops:
@@ -67,8 +67,9 @@ class Impact:
                 lines.append(f"      because {r}")
             for p in o.planned:
                 how = ""
-                if id(p) in cached:
-                    how = " (result from the cache)" if cached[id(p)] else " (verified)"
+                if id(p) in ran:
+                    ir = ran[id(p)]
+                    how = f" ({ir.result.verdict}, {'from the cache' if ir.cached else 'analysed in this run'})"
                 lines.append(f"      instance {p.label}{how}")
         n = len(self.planned)
         lines.append(f"  {n} instance{'s' if n != 1 else ''} of {sum(1 for o in self.ops if o.planned)} ops to report")

@@ -129,6 +129,10 @@ def test_diff_command_explains_the_impact(tmp_path):
     assert {i["op"] for i in report["instances"]} == {"static_scaled_int8_quant"}
     assert "static_scaled_int8_quant (csrc/quant_kernels.cu): verify — its IR changed" in r.stderr
     assert "dynamic_per_token_int8_quant (csrc/quant_kernels.cu): unchanged" in r.stderr
+    # Each instance says its verdict and where it came from (a bug instance is never labelled "verified").
+    labels = re.findall(r"      instance .* \((\w+), (from the cache|analysed in this run)\)", r.stderr)
+    assert len(labels) == len(report["instances"])
+    assert sorted(v for v, _ in labels) == sorted(i["verdict"] for i in report["instances"])
     assert not [f for f in report["findings"] if f["location"]["line"] == 55]  # the fix holds
     r = kernelvet("diff", "nope", cwd=repo)
     assert r.returncode == 2 and "no commit 'nope'" in r.stderr

@@ -142,6 +142,8 @@ def test_baseline_adopts_a_repository_and_catches_new_findings(tmp_path):
     base = tmp_path / "r" / ".kernelvet-baseline.json"
     r = kernelvet("scan", str(repo), "--no-cache", "--write-baseline", str(base), cwd=tmp_path)
     assert r.returncode == 0 and json.loads(base.read_text())["findings"]
+    n = len(json.loads(base.read_text())["findings"])
+    assert f"wrote {n} finding" in r.stderr and "report them as baselined" in r.stderr and "exit 0 here" in r.stderr
     r = kernelvet("scan", str(repo), "--no-cache", "--format", "json", cwd=tmp_path)  # found at the root
     data = json.loads(r.stdout)
     assert r.returncode == 0 and data["summary"]["findings"] == 0 and data["summary"]["baselined"] >= 1

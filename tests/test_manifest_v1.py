@@ -153,6 +153,11 @@ def test_manifest_commands(tmp_path):
            "--name", "qwen3-8b")
     assert r.returncode == 0, r.stderr
     assert "# kernelvet manifest of minivllm" in m.read_text() and "name: qwen3-8b" in m.read_text()
+    # Right after the last model, not between the comment block and the key it documents.
+    lines = m.read_text().splitlines()
+    added = next(i for i, ln in enumerate(lines) if "qwen3-8b" in ln)
+    assert "name: phi3-mini" in lines[added - 1] and lines[added + 1].strip() == ""
+    assert lines[added + 2].startswith("# What users control")
     assert "qwen3-8b" in {x for p in expand(load(m), root=EXAMPLE) for x in p.models}
     r = kv("manifest", "add-model", str(ROOT / "manifests" / "models" / "GPT2LMHeadModel.json"), "--manifest", str(m))
     assert r.returncode == 2 and "intermediate_size" in r.stderr and "nothing was written" in r.stderr

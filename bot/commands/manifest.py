@@ -269,7 +269,9 @@ def _insert_model(text: str, doc, entry: dict) -> str | None:
                 at = end_line
             else:
                 at = end_line + 1
-            while at > 0 and lines[at - 1].strip() == "":
+            # The item's end mark runs up to the next key: step back over the blank lines and the
+            # comment block that documents that key, so the new item follows the last one.
+            while at > 0 and (lines[at - 1].strip() == "" or lines[at - 1].lstrip().startswith("#")):
                 at -= 1
             lines.insert(at, f"{indent}- {_flow(entry)}\n")
             return "".join(lines)

@@ -98,8 +98,11 @@ def run(args) -> int:
     _actions_summary(report, args.sarif)
     if args.write_baseline:
         Path(args.write_baseline).write_text(baseline_document(report))
-        print(f"kernelvet: wrote {sum(1 for m in report.findings if m.suppressed is None)} findings to the "
-              f"baseline {args.write_baseline}", file=sys.stderr)
+        from ..reporters import plural
+        n = sum(1 for m in report.findings if m.suppressed is None)
+        print(f"kernelvet: wrote {plural(n, 'finding')} to the baseline {args.write_baseline}: the report above "
+              "lists them as findings; later runs that read this baseline report them as baselined and fail only "
+              "on new ones (exit 0 here: writing the baseline succeeded)", file=sys.stderr)
         return 0
     return report.exit_code
 
