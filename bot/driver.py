@@ -35,7 +35,36 @@ def run_changes(root: Path, manifest, changes: ChangeSet, base_rev: str | None, 
                   workspace=ws)
     apply(report, baseline)
     account_changes(report, ws, changes, impact)
+    manifest_places(report, manifest, root)
     return ChangeRun(report, impact)
+
+
+def manifest_places(report: ScanReport, manifest, root: Path) -> None:
+    """For each finding, the manifest entries its instances come from (the op's entry, the entries
+    and config files of its models): when a change to one of them caused the finding, the review
+    comments on the changed line there."""
+    try:
+        rel = str(Path(manifest.path).resolve().relative_to(root))
+    except ValueError:
+        return
+    by_name = {m.name: m for m in manifest.models}
+    for mf in report.findings:
+        places = []
+        for oi in mf.op_indexes:
+            if oi >= 0 and (span := manifest.doc.lines(("ops", oi))) is not None:
+                places.append((rel, *span))
+        for name in mf.models:
+            model = by_name.get(name)
+            if model is None:
+                continue
+            if (span := manifest.doc.lines(("models", model.index))) is not None:
+                places.append((rel, *span))
+            if model.source:
+                try:
+                    places.append((str(Path(model.source).resolve().relative_to(root)), 1, 1 << 30))
+                except ValueError:
+                    pass
+        mf.causes = list(dict.fromkeys(places))
 
 
 def account_changes(report: ScanReport, ws: Workspace, changes: ChangeSet, impact: Impact) -> None:

@@ -36,6 +36,8 @@ class MergedFinding:
     suppressed: str | None = None  # the reason of an inline suppression
     suppressed_at: str | None = None
     baselined: bool = False  # listed in the baseline file
+    op_indexes: list[int] = field(default_factory=list)  # the manifest ops of the instances that fail here
+    causes: list[tuple[str, int, int]] = field(default_factory=list)  # (file, first, last): manifest entries
 
     @property
     def location(self):
@@ -396,6 +398,7 @@ def merge(instances: list[InstanceReport]) -> list[MergedFinding]:
             elif _smaller(f.witness, m.finding.witness):
                 m.finding = f
             _add(m.ops, ir.planned.op_name)
+            _add(m.op_indexes, ir.planned.op_index)
             if f.kernel:
                 _add(m.kernels, f.kernel)
             for model in ir.planned.models:

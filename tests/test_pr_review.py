@@ -307,3 +307,27 @@ def test_an_unreachable_api_fails_over_in_seconds(tmp_path, shared_cache):
     assert "cannot list the pull request's files through the API" in out and "using git instead" in out
     assert "posting the review failed" in out and "Traceback" not in out and TOKEN not in out
     assert api_seconds < 30, api_seconds  # before: about 126 s of retries; the verification is cached
+
+
+def test_a_finding_caused_by_a_manifest_change_is_commented_on_the_changed_manifest_line(tmp_path, shared_cache):
+    """The pull request adds JAIS to the manifest; JAIS's rows of odd length make gelu_and_mul read
+    past the row. The kernel did not change: the comment goes on the added manifest lines."""
+    harness = Harness(tmp_path, shared_cache)
+    jais = "  - config: models/JAISLMHeadModel.json\n    name: jais-13b\n"
+    manifest = (harness.repo / "kernelvet.yaml").read_text()
+    assert jais in manifest
+    (harness.repo / "kernelvet.yaml").write_text(manifest.replace(jais, ""))
+    harness.base = commit_all(harness.repo, "without JAIS")
+    (harness.repo / "kernelvet.yaml").write_text(manifest)
+    head = commit_all(harness.repo, "add JAIS")
+    with harness.fake:
+        pull = harness.open_pull(head)
+        run = harness.action(pull)
+        assert run.returncode == 1, run.stderr
+        [post] = harness.fake.calls("POST", r"/pulls/7/reviews$")
+        jais_line = line_of(harness.repo, "kernelvet.yaml", "config: models/JAISLMHeadModel.json")
+        placed = sorted((c["path"], c["line"]) for c in post.body["comments"])
+        assert placed and set(placed) == {("kernelvet.yaml", jais_line)}, placed
+        body = post.body["comments"][0]["body"]
+        assert "caused by" in body and "activation_kernels.cu:" in body and "jais-13b" in body
+        assert "```suggestion" not in body

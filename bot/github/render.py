@@ -60,8 +60,9 @@ def where(span: dict | None) -> str:
     return f"{plain(span['file'], 200)}:{int(span['line'])}" if span else "?"
 
 
-def comment_body(f: dict, line: int, on_access: bool = False) -> str:
-    """The inline comment of a finding placed on ``line`` of its file."""
+def comment_body(f: dict, line: int, on_access: bool = False, via_manifest: bool = False) -> str:
+    """The inline comment of a finding placed on ``line`` of its file, or (``via_manifest``) on the
+    changed manifest or model-config line whose instances it fails for."""
     kernels = ", ".join(code(k, 120) for k in f.get("kernels", [])[:4])
     out = [f"**kernelvet · {plain(f['check'], 40)}** in op {', '.join(code(o, 80) for o in f['ops'][:6])}"
            + (f", kernel {kernels}" if kernels else ""), "", message(f["message"]), ""]
@@ -71,8 +72,10 @@ def comment_body(f: dict, line: int, on_access: bool = False) -> str:
         rows.append(("expression", code(expr["text"])))
     wrapped = code(loc.get("text", "")) + (f" ({code(f['wrapped_type'], 40)})" if f.get("wrapped_type") else "")
     rows.append(("wraps" if f["check"] in ("overflow", "narrowing") else "fails at", wrapped))
-    if on_access:
+    if on_access or via_manifest:
         rows.append(("computed at", where(loc)))
+    if via_manifest:
+        rows.insert(0, ("caused by", "this change: an instance it adds or changes fails in the code"))
     acc = f.get("access")
     if acc and not on_access and (acc["file"], acc["line"]) != (loc["file"], loc["line"]):
         rows.append(("reaches", f"{code(acc.get('text', ''))} at {where(acc)}"))
@@ -84,7 +87,7 @@ def comment_body(f: dict, line: int, on_access: bool = False) -> str:
     fix = f.get("fix")
     if fix and fix.get("replacement_line") is not None:
         out += ["", f"**Fix**: {plain(fix['description'], 200)}."]
-        if int(fix["line"]) == line and fix.get("file") == loc["file"]:
+        if not via_manifest and int(fix["line"]) == line and fix.get("file") == loc["file"]:
             out.append(fence_block(fix["replacement_line"], "suggestion"))
         else:
             out.append(f"At {plain(fix['file'], 200)}:{int(fix['line'])}:")

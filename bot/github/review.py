@@ -74,7 +74,18 @@ def place(findings: list[dict], changes: ChangeSet) -> tuple[list[Wanted], list[
                 target = (span["file"], int(span["line"]), on_access)
                 break
         if target is None:
-            elsewhere.append(f)
+            # Not on a changed line of the code: on a changed line of the manifest entry (or model
+            # config) its instances come from, when the change touched one: that change caused it.
+            for place in f.get("manifest_places", []):
+                fc = changes.get(place["file"])
+                lines = sorted(n for n in (fc.added if fc is not None else ())
+                               if place["start"] <= n <= place["end"] and fc.commentable(n))
+                if lines:
+                    wanted.append(Wanted(f["fingerprint"], place["file"], lines[0],
+                                         render.comment_body(f, lines[0], via_manifest=True), f))
+                    break
+            else:
+                elsewhere.append(f)
         else:
             path, line, on_access = target
             wanted.append(Wanted(f["fingerprint"], path, line, render.comment_body(f, line, on_access), f))

@@ -143,12 +143,14 @@ def _model(manifest_path: Path, entry: ModelEntry, index: int) -> Model:
     fields: dict = {}
     dtype = None
     name = entry.name
+    cfg = None
     if entry.config is not None:
         cfg = (manifest_path.parent / entry.config)
         fields, dtype = read_config(cfg)
         name = name or Path(entry.config).stem
     fields.update(entry.fields)
-    return Model(name or f"model{index}", fields, entry.dtype or dtype, index)
+    return Model(name or f"model{index}", fields, entry.dtype or dtype, index,
+                 source=str(cfg) if cfg is not None else None)
 
 
 def _specific(errors: list[dict]) -> list[dict]:

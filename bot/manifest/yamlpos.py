@@ -38,6 +38,21 @@ class YamlDoc:
                                "text") from None
         return cls(path, text)
 
+    def lines(self, loc: tuple) -> tuple[int, int] | None:
+        """The first and last line (1-based) of the value at ``loc``; None when the document has none."""
+        node = self.root
+        for key in loc:
+            if isinstance(node, yaml.MappingNode):
+                node = next((v for k, v in node.value if k.value == str(key)), None)
+            elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+                node = node.value[key]
+            else:
+                node = None
+            if node is None:
+                return None
+        end = node.end_mark.line + (1 if node.end_mark.column > 0 else 0)
+        return node.start_mark.line + 1, max(end, node.start_mark.line + 1)
+
     def pos(self, loc: tuple = ()) -> Pos:
         """The position of the value at ``loc`` (keys and indices); the closest enclosing one when
         ``loc`` goes past what the document has."""

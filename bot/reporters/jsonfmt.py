@@ -27,6 +27,7 @@ def finding(m, lines: SourceLines) -> dict:
         "wrapped_type": f.wrapped_type,
         "access": span(f.access),
         "ops": m.ops,
+        "manifest_places": [{"file": f, "start": a, "end": b} for f, a, b in m.causes],
         "kernels": m.kernels,
         "models": m.models,
         "dtypes": m.dtypes,
