@@ -94,6 +94,21 @@ class Workspace:
     def include_graph(self, file: str | Path) -> IncludeGraph:
         return self.resolver.graph(self.path(file))
 
+    def included_files(self, file: str | Path) -> set[Path]:
+        """Every file the translation unit of ``file`` includes. The textual graph when it can
+        follow every include; otherwise the parser's own inclusion list (a computed include of a
+        header is seen only there), which costs a parse."""
+        graph = self.include_graph(file)
+        if not graph.opaque:
+            return graph.files()
+        unit = self.unit(file)
+        out = {graph.root_file}
+        for inc in unit.parsed.tu.get_includes():
+            name = inc.include.name
+            if not name.startswith("/__kernelvet_"):
+                out.add(Path(name).resolve())
+        return out
+
     def op(self, file: str, launcher: str) -> LoweredOp:
         key = (str(self.path(file)), launcher)
         if key in self._ops:

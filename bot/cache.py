@@ -64,6 +64,8 @@ def closure_key(ws, file: str, launcher: str, memo: dict | None = None) -> str |
         graph = ws.include_graph(file)
     except Exception:  # an unreadable file: the op is lowered, and says what is wrong
         return None
+    if graph.opaque:
+        return None  # an include the textual graph cannot follow: only a parse knows the files
     cfg = ws.cfg
     h = hashlib.sha256()
     h.update(json.dumps([FORMAT, engine_digest(), file, launcher, [str(d) for d in cfg.include_dirs],

@@ -21,12 +21,12 @@ def reached_files(ws: Workspace, op_files: set[str]) -> set[str]:
     for f in op_files:
         out.add(f)
         try:
-            for p in ws.include_graph(f).files():
+            for p in ws.included_files(f):
                 try:
                     out.add(str(Path(p).resolve().relative_to(root)))
                 except ValueError:
                     pass
-        except OSError:
+        except Exception:  # noqa: BLE001 - a file that does not parse reaches only itself
             pass
     return out
 

@@ -159,8 +159,8 @@ def analyse(root: Path, manifest: LoadedManifest, changes: ChangeSet, ws: Worksp
     for o in ops:
         if o.file not in closures:
             try:
-                closures[o.file] = _relative(ws.include_graph(o.file).files(), root)
-            except OSError:
+                closures[o.file] = _relative(ws.included_files(o.file), root)
+            except (OSError, ParseError):
                 closures[o.file] = {o.file}
         hit = sorted(closures[o.file] & changed)
         for f in hit:

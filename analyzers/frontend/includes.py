@@ -18,6 +18,10 @@ STUB_DIR = "/__kernelvet_missing__"
 OUTSIDE_DIR = "/__kernelvet_outside__"
 
 _INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+# Any directive that can include a file, however it is spelled: '%:' for '#', comments between
+# '#' and the name, #import, #include_next, a macro as the name. The lines are joined at
+# backslash-newlines first, as the preprocessor does.
+_ANY_INCLUDE_RE = re.compile(r'^[ \t]*(?:#|%:)[ \t]*(?:/\*.*?\*/[ \t]*)*(?:include|import|include_next)\b', re.M)
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,9 @@ class IncludeGraph:
     notes: list[IncludeNote] = field(default_factory=list)
     overrides: dict[str, str] = field(default_factory=dict)  # path -> content (empty)
     quote_overrides: dict[tuple[str, str], str] = field(default_factory=dict)
+    # An include this textual graph cannot follow (a computed '#include H', '%:include', ...): the
+    # files the parser really includes may differ, so only a parse tells (Workspace.included_files).
+    opaque: list[str] = field(default_factory=list)
 
     def files(self) -> set[Path]:
         out = {self.root_file}
@@ -48,6 +55,7 @@ class IncludeResolver:
         self.workspace = workspace.resolve()
         self.include_dirs = [d.resolve() for d in include_dirs if d.is_dir()]
         self._cache: dict[Path, list[tuple[int, str, bool]]] = {}
+        self._opaque: dict[Path, bool] = {}
 
     def inside(self, path: Path) -> bool:
         real = path.resolve()
@@ -64,6 +72,8 @@ class IncludeResolver:
                 line = text.count("\n", 0, m.start()) + 1
                 out.append((line, m.group(2).strip(), m.group(1) == '"'))
             self._cache[path] = out
+            joined = text.replace("\\\r\n", "").replace("\\\n", "")
+            self._opaque[path] = len(_ANY_INCLUDE_RE.findall(joined)) != len(out)
         return self._cache[path]
 
     def resolve(self, name: str, quoted: bool, includer: Path) -> Path | None:
@@ -91,7 +101,10 @@ class IncludeResolver:
                 continue
             seen.add(cur)
             targets: list[Path] = []
-            for line, name, quoted in self.directives(cur):
+            directives = self.directives(cur)
+            if self._opaque.get(cur):
+                g.opaque.append(str(cur))
+            for line, name, quoted in directives:
                 target = self.resolve(name, quoted, cur)
                 if target is None:
                     g.notes.append(IncludeNote(str(cur), line, name, "missing"))

@@ -6,12 +6,61 @@ searched before the shims, so a repository's own headers win.
 """
 from __future__ import annotations
 
+import atexit
+import json
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import clang.cindex as ci
 
-from .includes import SHIM_DIRS, STUB_DIR, IncludeGraph, IncludeResolver
+from .includes import OUTSIDE_DIR, SHIM_DIRS, STUB_DIR, IncludeGraph, IncludeResolver
+
+_OVERLAYS: dict[str, str] = {}
+
+
+def sandbox_overlay(workspace: Path) -> str:
+    """A clang virtual file system overlay that shows only the workspace and the shims, with no
+    fallthrough to the real file system: whatever the preprocessor is asked for (a computed
+    ``#include H``, ``%:include``, ``#import``, ``#include_next``, ``__has_include("/abs")``), a path
+    outside them does not exist for clang. The textual resolver (includes.py) only decides which
+    empty stand-ins to offer; this is what confines the parser."""
+    ws = str(Path(workspace).resolve())
+    if ws not in _OVERLAYS:
+        roots = [{"type": "directory-remap", "name": d, "external-contents": d}
+                 for d in dict.fromkeys([ws, *(str(s.resolve()) for s in SHIM_DIRS)])]
+        overlay = {"version": 0, "case-sensitive": "true", "fallthrough": False, "roots": roots}
+        fd, path = tempfile.mkstemp(prefix="kernelvet-vfs-", suffix=".yaml")
+        with os.fdopen(fd, "w") as f:
+            json.dump(overlay, f)
+        atexit.register(_remove, path)  # forked workers leave through os._exit: only the owner removes it
+        _OVERLAYS[ws] = path
+    return _OVERLAYS[ws]
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def outside_inclusions(tu: ci.TranslationUnit, workspace: Path, stand_ins=()) -> list[str]:
+    """Files of the translation unit's real inclusion list whose real path (symlinks followed) is
+    outside the workspace and the shims: a parse that read one is refused whole. ``stand_ins``:
+    paths given to clang as empty unsaved files (their content overrides the disk's)."""
+    ws = Path(workspace).resolve()
+    allowed = [ws, *(s.resolve() for s in SHIM_DIRS)]
+    out = []
+    for inc in tu.get_includes():
+        name = inc.include.name
+        if name.startswith((STUB_DIR, OUTSIDE_DIR)) or name in stand_ins:
+            continue  # kernelvet's empty stand-ins (unsaved files), never read from disk
+        real = Path(os.path.realpath(name))
+        if not any(real == a or a in real.parents for a in allowed):
+            out.append(name)
+    return out
 
 _INDEX: ci.Index | None = None
 
@@ -65,6 +114,13 @@ class ParseError(Exception):
     pass
 
 
+def _relative(path: Path, workspace: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path(workspace).resolve()))
+    except ValueError:
+        return Path(path).name
+
+
 def clang_args(cfg: ParseConfig) -> list[str]:
     args = [
         "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib",
@@ -83,6 +139,9 @@ def clang_args(cfg: ParseConfig) -> list[str]:
         args += ["-isystem", str(d)]
     args += ["-isystem", STUB_DIR]
     args += cfg.extra_args
+    # The process's working directory may lie outside the overlay (a diff parses the base revision
+    # in a temporary directory): clang must not need it, or it crashes.
+    args += ["-ivfsoverlay", sandbox_overlay(cfg.workspace), f"-working-directory={Path(cfg.workspace).resolve()}"]
     return args
 
 
@@ -102,6 +161,12 @@ def parse_file(path: Path, cfg: ParseConfig, resolver: IncludeResolver | None = 
         tu = index().parse(str(path), args=clang_args(cfg), unsaved_files=unsaved)
     except ci.TranslationUnitLoadError as exc:
         raise ParseError(f"{path}: libclang could not parse the file ({exc})") from exc
+    outside = outside_inclusions(tu, cfg.workspace, {f for f, t in unsaved if t == ""})
+    if outside:
+        # A header reached through a symlink that leaves the workspace: nothing of the parse is used,
+        # and the outside path itself is not echoed (only that there is one).
+        raise ParseError(f"{_relative(path, cfg.workspace)}: includes a file that resolves outside the repository "
+                         f"({len(outside)} such file{'s' if len(outside) != 1 else ''}): not analysed")
     errors = []
     for d in tu.diagnostics:
         if d.severity < ci.Diagnostic.Error:
