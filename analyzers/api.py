@@ -48,6 +48,17 @@ class LoweredOp:
         return self._fingerprint
 
 
+def _shown(file, root: Path) -> str:
+    """A path as the repository names it; never an absolute path from outside."""
+    p = Path(file)
+    if not p.is_absolute():
+        return str(p)
+    try:
+        return str(p.relative_to(root))
+    except ValueError:
+        return p.name
+
+
 class Workspace:
     def __init__(self, root: Path, include_dirs=(), defines: dict | None = None, arch: str = "sm_80",
                  std: str = "c++17"):
@@ -63,9 +74,16 @@ class Workspace:
         p = Path(file)
         return (p if p.is_absolute() else self.root / p).resolve()
 
+    def outside(self, file: str | Path) -> bool:
+        """Whether ``file`` resolves (symlinks followed) outside the repository: never read."""
+        return not self.path(file).is_relative_to(self.root)
+
     def unit(self, file: str | Path) -> Unit:
         path = self.path(file)
         if path not in self._units:
+            if self.outside(file):
+                raise ParseError(f"{_shown(file, self.root)}: resolves outside the repository (a symlink, or a path "
+                                 "that leaves it): not read")
             if not path.is_file():
                 raise OpNotFound(f"{file}: no such file in the workspace")
             parsed = parse_file(path, self.cfg, self.resolver)

@@ -39,8 +39,12 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "func", None) is None:
         p.print_help(sys.stderr)
         return EXIT_USAGE
+    from .commands.common import UsageError
     try:
         return args.func(args)
+    except UsageError as exc:  # raised past a command's own handling (an output that cannot be written)
+        print(str(exc), file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("kernelvet: interrupted", file=sys.stderr)
         return EXIT_INTERNAL

@@ -34,6 +34,8 @@ def reached_files(ws: Workspace, op_files: set[str]) -> set[str]:
 def why_unreached(ws: Workspace, file: str) -> tuple[str, int]:
     """Why no instance verified ``file``, and the line it concerns (0: the whole file)."""
     path = ws.root / file
+    if ws.outside(file):
+        return "resolves outside the repository (a symlink that leaves it): not read", 0
     if not path.is_file():
         return "no such file", 0
     if path.suffix not in PARSED_SUFFIXES:

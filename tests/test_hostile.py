@@ -30,7 +30,7 @@ def outside(tmp_path):
     """A header outside the repository: a launch size past the buffer, and a marker."""
     d = tmp_path / "outside"
     d.mkdir()
-    (d / "secret.h").write_text(f"// {MARKER}\n#define LAUNCH 4000\nint {MARKER} = 1;\n")
+    (d / "secret.h").write_text(f"// {MARKER}\n#define LAUNCH 7777\nint {MARKER} = 1;\n")
     return d / "secret.h"
 
 
@@ -56,13 +56,13 @@ def test_no_spelling_of_include_reads_a_file_outside_the_repository(tmp_path, ou
         assert r.returncode in (3, 5), (spelling, r.stdout, r.stderr)  # LAUNCH is unknown: never a finding from it
         assert "Traceback" not in r.stderr
     text = "\n".join(outputs)
-    assert MARKER not in text and "4000" not in text, spelling
+    assert MARKER not in text and "7777" not in text, spelling
 
 
 def test_has_include_cannot_probe_outside_the_repository(tmp_path, outside):
     repo = tmp_path / "repo"
     repo.mkdir()
-    prelude = f'#if __has_include("{outside}")\n#define LAUNCH 4000\n#else\n#define LAUNCH 1000\n#endif'
+    prelude = f'#if __has_include("{outside}")\n#define LAUNCH 7777\n#else\n#define LAUNCH 1000\n#endif'
     (repo / "prog.cu").write_text(PROGRAM.format(prelude=prelude))
     r = kernelvet("scan", ".", "--no-cache", cwd=repo)
     assert r.returncode == 0, r.stdout + r.stderr  # the file does not exist for the parser: LAUNCH is 1000
@@ -74,7 +74,7 @@ def test_a_header_symlinked_out_of_the_repository_is_not_read(tmp_path, outside)
     (repo / "sizes.h").symlink_to(outside)
     (repo / "prog.cu").write_text(PROGRAM.format(prelude='#define H "sizes.h"\n#include H'))
     r = kernelvet("scan", ".", "--no-cache", "--format", "json", cwd=repo)
-    assert MARKER not in r.stdout + r.stderr and "4000" not in r.stdout + r.stderr
+    assert MARKER not in r.stdout + r.stderr and "7777" not in r.stdout + r.stderr
     assert r.returncode == 5 and "resolves outside the repository" in r.stdout
 
 
@@ -98,3 +98,58 @@ def test_a_computed_include_of_a_changed_header_is_not_served_from_the_cache(tmp
     commit_all(repo, "grow the launch")
     r = kernelvet("diff", "main", *cache, "--explain-impact", cwd=repo)
     assert r.returncode == 1 and "sizes.h changed (included by prog.cu)" in r.stderr, r.stderr
+
+
+def _tiny_program_repo(tmp_path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "prog.cu").write_text(PROGRAM.format(prelude="#define LAUNCH 1001"))
+    return repo
+
+
+def test_a_source_symlinked_out_of_the_repository_is_not_read(tmp_path, outside):
+    repo = _tiny_program_repo(tmp_path)
+    secret = outside.parent / "k.cu"
+    secret.write_text(f"// {MARKER}\n" + PROGRAM.format(prelude="#define LAUNCH 7777"))
+    (repo / "linked.cu").symlink_to(secret)
+    r = kernelvet("scan", ".", "--no-cache", "--format", "json", cwd=repo)
+    out = r.stdout + r.stderr
+    assert MARKER not in out and "7777" not in out and str(outside.parent) not in out
+    report = json.loads(r.stdout)
+    assert {u["file"]: u["why"] for u in report["unverified"]}["linked.cu"].startswith("resolves outside the repository")
+    assert r.returncode == 1  # prog.cu's own bug is still found
+
+
+def test_manifest_paths_cannot_leave_the_repository(tmp_path, outside):
+    repo = _tiny_program_repo(tmp_path)
+    (outside.parent / "cfg.json").write_text('{"hidden_size": 4096, "' + MARKER + '": 1}')
+    git(repo, "init", "-q", "-b", "main")
+    for ops, models, expect in (
+            ("  - {name: main, file: ../outside/k.cu, args: {}}", "[{name: m, fields: {hidden_size: 1}}]",
+             "file '../outside/k.cu' is outside the repository"),
+            (f"  - {{name: main, file: {outside}, args: {{}}}}", "[{name: m, fields: {hidden_size: 1}}]",
+             "file an absolute path is outside the repository"),
+            ("  - {name: main, file: prog.cu, args: {}}", f"[{{config: {outside.parent / 'cfg.json'}}}]",
+             "config 'cfg.json' is outside the repository"),
+            ("  - {name: main, file: prog.cu, args: {}}", "[{config: ../outside/cfg.json}]",
+             "config 'cfg.json' is outside the repository")):
+        (repo / "kernelvet.yaml").write_text(f"version: 0\nmodels: {models}\nops:\n{ops}\n")
+        for cmd in (["manifest", "check"], ["scan", "."]):
+            r = kernelvet(*cmd, cwd=repo)
+            assert r.returncode == 2 and expect in r.stderr, (cmd, r.stderr)
+            assert MARKER not in r.stdout + r.stderr and str(outside) not in r.stdout + r.stderr
+
+
+def test_outputs_and_the_cache_never_follow_a_symlink_out_of_the_repository(tmp_path, outside):
+    repo = _tiny_program_repo(tmp_path)
+    target = outside.parent / "victim.sarif"
+    target.write_text("untouched\n")
+    (repo / "kernelvet.sarif").symlink_to(target)
+    cache_target = outside.parent / "cache"
+    cache_target.mkdir()
+    (repo / ".kernelvet-cache").symlink_to(cache_target)
+    r = kernelvet("scan", ".", "--sarif", "kernelvet.sarif", cwd=repo)
+    assert r.returncode == 2 and "kernelvet.sarif: a symlink that leads outside the repository; not written" in r.stderr
+    assert target.read_text() == "untouched\n"
+    assert "is a symlink that leads outside the repository: not used" in r.stderr
+    assert list(cache_target.iterdir()) == []

@@ -44,6 +44,10 @@ def open_cache(args, root: Path):
     if getattr(args, "no_cache", False):
         return None
     d = getattr(args, "cache_dir", None) or os.environ.get("KERNELVET_CACHE_DIR") or str(root / DEFAULT_CACHE)
+    if leaves_workspace(Path(d), root) or leaves_workspace(Path(d)):
+        print(f"kernelvet: note: the result cache {d} is a symlink that leads outside the repository: not used "
+              "(nothing is read from it or written to it)", file=sys.stderr)
+        return None
     cache = ResultCache(Path(d))
     problem = cache.unwritable()
     if problem:
@@ -84,13 +88,13 @@ def render(report, fmt: str, category: str) -> str:
 def write_outputs(report, args, category: str) -> None:
     rendered = render(report, args.format, category)
     if args.output:
-        Path(args.output).write_text(rendered)
+        write_file(args.output, rendered)
     else:
         sys.stdout.write(rendered)
     if getattr(args, "sarif", None):
-        Path(args.sarif).write_text(render(report, "sarif", category))
+        write_file(args.sarif, render(report, "sarif", category))
     if getattr(args, "json_file", None):
-        Path(args.json_file).write_text(render(report, "json", category))
+        write_file(args.json_file, render(report, "json", category))
 
 
 def say_unverified(report) -> None:
@@ -100,6 +104,25 @@ def say_unverified(report) -> None:
         print(f"kernelvet: not verified: {u.text()}", file=sys.stderr)
     for n in report.include_notes:
         print(f"kernelvet: note: {n}", file=sys.stderr)
+
+
+def leaves_workspace(path: Path, root: Path | None = None) -> bool:
+    """Whether ``path`` names a place inside the workspace (the current directory, or ``root``) that
+    symlinks lead outside it: a committed ``kernelvet.sarif`` or ``.kernelvet-cache`` symlink must
+    not make kernelvet write elsewhere. A path outside the workspace as written is the caller's
+    explicit choice and is allowed."""
+    base = Path(os.path.abspath(root or Path.cwd()))
+    written = Path(os.path.abspath(path))
+    if not written.is_relative_to(base):
+        return False
+    return not Path(os.path.realpath(written)).is_relative_to(Path(os.path.realpath(base)))
+
+
+def write_file(path, text: str, root: Path | None = None) -> None:
+    """Write an output file, never through a symlink that leaves the workspace."""
+    if leaves_workspace(Path(path), root):
+        raise UsageError(f"kernelvet: {path}: a symlink that leads outside the repository; not written")
+    Path(path).write_text(text)
 
 
 def fail(message: str) -> int:

@@ -127,13 +127,13 @@ def run(args) -> int:
     if args.explain_impact:
         sys.stderr.write(explanation)
     if args.sarif:
-        Path(args.sarif).write_text(sarif.render(result.report, "pr"))
+        common.write_file(args.sarif, sarif.render(result.report, "pr"), root)
     if args.results:
-        Path(args.results).write_text(json.dumps({
+        common.write_file(args.results, json.dumps({
             "schema": REVIEW_SCHEMA,
             "pull_request": {"repository": event.repository, "number": event.number, "head_sha": event.head_sha,
                              "base_sha": event.base_sha},
-            "report": report, "explanation": explanation, "notes": notes}) + "\n")
+            "report": report, "explanation": explanation, "notes": notes}) + "\n", root)
     actions.append_summary(render.summary(report, explanation=explanation, notes=notes, list_all=True))
     actions.annotate_findings(report)
     outputs(report, args.sarif)

@@ -94,10 +94,10 @@ def run(args) -> int:
     common.write_outputs(report, args, "scan" if shard is None else f"scan-shard-{shard[0]}-of-{shard[1]}")
     common.say_unverified(report)
     if args.results:
-        Path(args.results).write_text(dump(report, shard))
+        common.write_file(args.results, dump(report, shard))
     _actions_summary(report, args.sarif)
     if args.write_baseline:
-        Path(args.write_baseline).write_text(baseline_document(report))
+        common.write_file(args.write_baseline, baseline_document(report))
         from ..reporters import plural
         n = sum(1 for m in report.findings if m.suppressed is None)
         print(f"kernelvet: wrote {plural(n, 'finding')} to the baseline {args.write_baseline}: the report above "

@@ -124,9 +124,10 @@ def load(path: Path) -> LoadedManifest:
     errors: list[str] = []
     models = []
     seen: set[str] = set()
+    bound = repository_of(path)
     for i, entry in enumerate(spec.models):
         try:
-            m = _model(path, entry, i)
+            m = _model(path, entry, i, bound)
         except ConfigError as exc:
             errors.append(f"{doc.pos(('models', i, 'config'))}: {exc}")
             continue
@@ -139,13 +140,30 @@ def load(path: Path) -> LoadedManifest:
     return LoadedManifest(path, doc, spec, models)
 
 
-def _model(manifest_path: Path, entry: ModelEntry, index: int) -> Model:
+def repository_of(manifest_path: Path) -> Path | None:
+    """The git repository the manifest lies in: the files and configs it names must lie in it too
+    (a pull request's manifest must not make kernelvet read, and echo, a file from elsewhere)."""
+    import subprocess
+    r = subprocess.run(["git", "-C", str(Path(manifest_path).resolve().parent), "rev-parse", "--show-toplevel"],
+                       capture_output=True, text=True)
+    return Path(r.stdout.strip()).resolve() if r.returncode == 0 and r.stdout.strip() else None
+
+
+def confine(p: Path, bound: Path | None, what: str) -> None:
+    """Raise ConfigError when ``p`` (symlinks followed) leaves ``bound``; the path is not shown."""
+    if bound is not None and not Path(p).resolve().is_relative_to(bound):
+        raise ConfigError(f"{what} is outside the repository (an absolute path, '..', or a symlink that leaves "
+                          "it): only files inside the repository are read")
+
+
+def _model(manifest_path: Path, entry: ModelEntry, index: int, bound: Path | None = None) -> Model:
     fields: dict = {}
     dtype = None
     name = entry.name
     cfg = None
     if entry.config is not None:
         cfg = (manifest_path.parent / entry.config)
+        confine(cfg, bound, f"config '{Path(entry.config).name}'")
         fields, dtype = read_config(cfg)
         name = name or Path(entry.config).stem
     fields.update(entry.fields)

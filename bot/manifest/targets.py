@@ -47,6 +47,11 @@ def check_targets(lm, planned, root: Path) -> list[str]:
         seen.add(key)
         where_file = lm.pos("ops", p.op_index, "file")
         path = root / p.file
+        if Path(p.file).is_absolute() or not path.resolve().is_relative_to(root):
+            shown = "an absolute path" if Path(p.file).is_absolute() else f"'{p.file}'"
+            errors.append(f"{where_file}: ops[{p.op_index}] ({p.op_name}): file {shown} is outside the repository "
+                          "(files are relative to it, and only files inside it are read)")
+            continue
         if not path.is_file():
             if files is None:
                 files = _sources(root)

@@ -31,7 +31,7 @@ def validate(doc, path: Path):
 
 
 def load_models(path: Path, doc, spec: Manifest) -> tuple[list, list[str]]:
-    from . import Model
+    from . import Model, confine, repository_of
     models, errors, seen = [], [], {}
     for i, entry in enumerate(spec.models):
         sources: list[tuple[str | None, dict]] = []
@@ -45,8 +45,10 @@ def load_models(path: Path, doc, spec: Manifest) -> tuple[list, list[str]]:
                 errors.append(f"{doc.pos(('models', i, 'name'))}: models[{i}]: 'name' names one model, but "
                               f"'{entry.config}' matches {len(files)} files (each is named after its file)")
                 continue
+            bound = repository_of(path)
             for f in files:
                 try:
+                    confine(Path(f), bound, f"config '{Path(f).name}'")
                     sources.append((f, read_config_json(Path(f))))
                 except ConfigError as exc:
                     errors.append(f"{doc.pos(('models', i, 'config'))}: {exc}")
