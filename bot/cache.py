@@ -10,6 +10,7 @@ the entry is a miss. docs/cache.md describes the directory.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import re
@@ -22,6 +23,7 @@ from analyzers import __version__
 from analyzers.findings import InstanceResult
 from analyzers.kir.nodes import Span
 
+from .cache_schema import valid_entry
 from .serialize import result_in, result_out, spans_of
 
 FORMAT = "kernelvet.cache/1"
@@ -107,10 +109,24 @@ def linked_keys(ws, op, memo: dict | None = None) -> dict | None:
 
 
 class ResultCache:
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, mac_key: str | None = None):
         self.dir = Path(directory)
         self.hits = 0
         self.misses = 0
+        # With a key (a CI secret, $KERNELVET_CACHE_KEY), every entry is authenticated: one written
+        # without it, or altered, is a miss (docs/cache.md, "Trust").
+        key = mac_key if mac_key is not None else os.environ.get("KERNELVET_CACHE_KEY")
+        self._mac_key = key.encode() if key else None
+
+    def _mac(self, text: str) -> str:
+        return hmac.new(self._mac_key, text.encode(), hashlib.sha256).hexdigest()
+
+    def _authentic(self, entry: dict) -> bool:
+        if self._mac_key is None:
+            return True
+        mac = entry.get("mac")
+        body = json.dumps({k: v for k, v in entry.items() if k != "mac"}, sort_keys=True)
+        return isinstance(mac, str) and hmac.compare_digest(mac, self._mac(body))
 
     def _path(self, key: str) -> Path:
         return self.dir / "v1" / key[:2] / f"{key}.json"
@@ -129,14 +145,16 @@ class ResultCache:
     def get(self, key: str, root: Path) -> InstanceResult | None:
         path = self._path(key)
         try:
-            entry = json.loads(path.read_text())
-            if entry.get("format") != FORMAT or entry.get("key") != key:
-                raise ValueError("not an entry of this format")
+            entry = valid_entry(path.read_text())
+            if entry is None or entry["format"] != FORMAT or entry["key"] != key or not self._authentic(entry):
+                raise ValueError("not an entry of this format, or not authentic")
             result = result_in(entry["result"])
         except (OSError, ValueError, KeyError, TypeError, IndexError):
-            self.misses += 1  # absent, or partly written by a run that was killed: verify again
+            self.misses += 1  # absent, partly written by a run that was killed, or not kernelvet's: verify again
             return None
-        moved = _relocate(result, entry.get("files", {}), Path(root))
+        moved = _relocate(result, entry["files"], Path(root))
+        if moved is not None and not _plausible(moved, entry["files"], Path(root)):
+            moved = None
         if moved is None:
             self.misses += 1
             return None
@@ -156,6 +174,11 @@ class ResultCache:
             lines = (self.dir / "v1" / "fp" / closure[:2] / closure).read_text().splitlines()
         except OSError:
             return None
+        if self._mac_key is not None:
+            if not lines or not lines[-1].startswith("mac ") or not hmac.compare_digest(
+                    lines[-1][4:].strip(), self._mac(closure + "\n" + "\n".join(lines[:-1]))):
+                return None
+            lines = lines[:-1]
         if not lines or not re.fullmatch(r"[0-9a-f]{64}", lines[0].strip()):
             return None
         for line in lines[1:]:
@@ -171,6 +194,8 @@ class ResultCache:
         runs (None when one could not be keyed: then nothing is recorded)."""
         if closure is not None and linked is not None:
             text = fingerprint + "\n" + "".join(f"linked {rel} {key}\n" for rel, key in sorted(linked.items()))
+            if self._mac_key is not None:
+                text += f"mac {self._mac(closure + chr(10) + text.rstrip(chr(10)))}\n"
             self._write(self.dir / "v1" / "fp" / closure[:2] / closure, text)
 
     def _write(self, path: Path, text: str) -> None:
@@ -191,6 +216,8 @@ class ResultCache:
         entry = {"format": FORMAT, "key": key, "version": __version__, "op": result.op,
                  "fingerprint": result.fingerprint, "files": _referenced_lines(result, Path(root)),
                  "result": result_out(result)}
+        if self._mac_key is not None:
+            entry["mac"] = self._mac(json.dumps(entry, sort_keys=True))
         self._write(self._path(key), json.dumps(entry))
 
     def prune(self, max_age_days: float = 30.0) -> int:
@@ -214,6 +241,8 @@ def _repo_file(root: Path, file: str) -> Path | None:
     if file.startswith("<") or os.path.isabs(file):
         return None  # kernelvet's own headers: covered by the tool version in the key
     p = root / file
+    if not p.resolve().is_relative_to(Path(root).resolve()):
+        return None  # '..' or a symlink out of the repository: never read
     return p if p.is_file() else None
 
 
@@ -260,6 +289,25 @@ def _line_map(old: dict[str, str], current: list[str]) -> dict[int, int] | None:
         out[n] = new
         last, shift = new, new - n
     return out
+
+
+def _plausible(result: InstanceResult, files: dict, root: Path) -> bool:
+    """Every place the result names is a line of a repository file the entry recorded: an entry
+    pointing outside the repository, or past a file's end, is not kernelvet's."""
+    lengths: dict[str, int] = {}
+    for s in spans_of(result):
+        if s.file.startswith("<") or (s.line == 0 and s.end_line == 0):
+            continue  # kernelvet's own headers (in the key through the analyzers' digest); no line
+        if s.file not in files:
+            return False
+        if s.file not in lengths:
+            p = _repo_file(root, s.file)
+            if p is None:
+                return False
+            lengths[s.file] = p.read_bytes().count(b"\n") + 1
+        if not (0 < s.line <= lengths[s.file] and s.line <= s.end_line <= lengths[s.file]):
+            return False
+    return True
 
 
 def _relocate(result: InstanceResult, files: dict, root: Path) -> InstanceResult | None:

@@ -153,3 +153,84 @@ def test_outputs_and_the_cache_never_follow_a_symlink_out_of_the_repository(tmp_
     assert target.read_text() == "untouched\n"
     assert "is a symlink that leads outside the repository: not used" in r.stderr
     assert list(cache_target.iterdir()) == []
+
+
+def _forge(entry_path: Path, entry: dict) -> None:
+    entry_path.write_text(json.dumps(entry))
+
+
+def test_forged_cache_entries_never_make_a_bug_verified(tmp_path):
+    """A pull request commits cache entries for the example's buggy instances; they are keyed by
+    public inputs, so their keys are right. None is served: the directory is committed; and entries
+    of the wrong shape or naming places outside the repository are misses, not crashes."""
+    from gitrepo import example_repo
+    repo = example_repo(tmp_path / "repo")
+    cache = repo / ".kernelvet-cache"
+    r = kernelvet("scan", ".", "--cache-dir", str(cache), "--format", "json", cwd=repo)
+    assert r.returncode == 1
+    entries = sorted((cache / "v1").glob("*/*.json"))
+    assert entries
+    bug_entries = [p for p in entries if json.loads(p.read_text())["result"]["verdict"] == "bug"]
+    originals = {p: p.read_text() for p in bug_entries}
+    for p in bug_entries:
+        e = json.loads(p.read_text())
+        e["result"].update(verdict="verified", findings=[])
+        _forge(p, e)
+    (cache / ".gitignore").unlink()
+    git(repo, "add", "-f", ".kernelvet-cache")
+    commit_all(repo, "a warm cache, kindly provided")
+    r = kernelvet("scan", ".", "--cache-dir", str(cache), cwd=repo)
+    assert r.returncode == 1 and "holds files committed to the repository: not used" in r.stderr, r.stderr
+
+    # Untracked, hostile shapes: each is a miss (the instance is verified again), never exit 4.
+    git(repo, "rm", "-rq", "--cached", ".kernelvet-cache")
+    (cache / ".gitignore").write_text("*\n")
+    commit_all(repo, "untrack")
+    shapes = [json.loads(originals[p]) for p in bug_entries]
+    shapes[0]["result"]["verdict"] = 5
+    shapes[1]["result"]["findings"] = "none"
+    if len(shapes) > 2:
+        shapes[2]["result"]["findings"][0:0] = []
+        shapes[2]["result"]["verdict"] = "verified"  # contradicts its findings
+    if len(shapes) > 3:
+        f = dict(shapes[3]["result"]["findings"][0] if shapes[3]["result"]["findings"] else {})
+        shapes[3]["result"]["verdict"] = "bug"
+        shapes[3]["result"]["findings"] = [dict(f, location=["/etc/hostname", 1, 1, 1, 2, "x"])] if f else []
+    if len(shapes) > 4 and shapes[4]["result"]["findings"]:
+        loc = shapes[4]["result"]["findings"][0]["location"]
+        shapes[4]["result"]["findings"][0]["location"] = [loc[0], 1_000_000, 1, 1_000_000, 2, loc[5]]
+    for p, e in zip(bug_entries, shapes[:5]):
+        _forge(p, e)
+    for p in bug_entries[5:]:
+        p.write_text(originals[p])
+    r = kernelvet("scan", ".", "--cache-dir", str(cache), "--format", "json", cwd=repo)
+    assert r.returncode == 1, r.stderr
+    report = json.loads(r.stdout)
+    assert "internal error" not in r.stderr and "/etc/hostname" not in r.stdout
+    assert report["summary"]["bug"] == 18 and report["summary"]["findings"] == 6
+
+
+def test_with_a_cache_key_only_authenticated_entries_are_served(tmp_path):
+    from gitrepo import example_repo
+    repo = example_repo(tmp_path / "repo")
+    cache = tmp_path / "cache"
+    env = {"KERNELVET_CACHE_KEY": "s3cret-from-the-ci"}
+    r = kernelvet("scan", ".", "--cache-dir", str(cache), cwd=repo, env=env)
+    assert r.returncode == 1
+    entries = sorted((cache / "v1").glob("*/*.json"))
+    assert entries and all(json.loads(p.read_text()).get("mac") for p in entries)
+    r = kernelvet("scan", ".", "--cache-dir", str(cache), "--format", "json", cwd=repo, env=env)
+    assert json.loads(r.stdout)["summary"]["cached"] == 46  # authentic entries are served
+    for p in entries:  # well-formed forgeries: verdict verified, the MAC left as it was or removed
+        e = json.loads(p.read_text())
+        if e["result"]["verdict"] == "bug":
+            e["result"].update(verdict="verified", findings=[])
+            if len(e["key"]) % 2:
+                del e["mac"]
+            _forge(p, e)
+    for fp in (cache / "v1" / "fp").glob("*/*"):  # fingerprints without their MAC line
+        fp.write_text("".join(ln for ln in fp.read_text().splitlines(keepends=True) if not ln.startswith("mac ")))
+    r = kernelvet("scan", ".", "--cache-dir", str(cache), "--format", "json", cwd=repo, env=env)
+    report = json.loads(r.stdout)
+    assert r.returncode == 1 and report["summary"]["bug"] == 18 and report["summary"]["findings"] == 6
+    assert "s3cret" not in r.stdout + r.stderr

@@ -48,6 +48,12 @@ def open_cache(args, root: Path):
         print(f"kernelvet: note: the result cache {d} is a symlink that leads outside the repository: not used "
               "(nothing is read from it or written to it)", file=sys.stderr)
         return None
+    if committed_files(Path(d), root):
+        # Entries that come with the checkout come from whoever wrote the commit: a pull request
+        # could make its own bugs 'verified' (docs/cache.md, "Trust").
+        print(f"kernelvet: note: the result cache {d} holds files committed to the repository: not used "
+              "(a cache is restored by the workflow, never taken from the checkout)", file=sys.stderr)
+        return None
     cache = ResultCache(Path(d))
     problem = cache.unwritable()
     if problem:
@@ -116,6 +122,16 @@ def leaves_workspace(path: Path, root: Path | None = None) -> bool:
     if not written.is_relative_to(base):
         return False
     return not Path(os.path.realpath(written)).is_relative_to(Path(os.path.realpath(base)))
+
+
+def committed_files(directory: Path, root: Path) -> bool:
+    """Whether git tracks any file under ``directory`` (a directory of the work tree)."""
+    import subprocess
+    d = Path(os.path.abspath(directory))
+    if not d.is_dir():
+        return False
+    r = subprocess.run(["git", "-C", str(d), "ls-files", "--", "."], capture_output=True, text=True)
+    return r.returncode == 0 and bool(r.stdout.strip())
 
 
 def write_file(path, text: str, root: Path | None = None) -> None:
