@@ -34,6 +34,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .github.actions import guard_streams
+    guard_streams()  # in GitHub Actions, nothing from the repository can start a workflow command
     p = parser()
     args = p.parse_args(argv)
     if getattr(args, "func", None) is None:

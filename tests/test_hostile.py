@@ -234,3 +234,19 @@ def test_with_a_cache_key_only_authenticated_entries_are_served(tmp_path):
     report = json.loads(r.stdout)
     assert r.returncode == 1 and report["summary"]["bug"] == 18 and report["summary"]["findings"] == 6
     assert "s3cret" not in r.stdout + r.stderr
+
+
+def test_a_file_name_cannot_forge_a_workflow_command(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    evil = "x\n::error file=a.cu,line=1::FORGED\r::warning::FORGED.cu"
+    (repo / evil).write_text(PROGRAM.format(prelude="#define LAUNCH 1001"))
+    r = kernelvet("scan", ".", "--no-cache", cwd=repo, env={"GITHUB_ACTIONS": "true"})
+    assert r.returncode == 1, r.stderr
+    # kernelvet's own annotation of the finding is there, the name escaped inside its property.
+    [own] = [ln for ln in r.stdout.splitlines() if ln.startswith("::error file=")]
+    assert own.startswith("::error file=x%0A%3A%3Aerror file=a.cu%2Cline=1%3A%3AFORGED%0D%3A%3Awarning%3A%3AFORGED.cu,")
+    # No other line of either stream starts a command, wherever the name's newline and CR fall.
+    for stream in (r.stdout, r.stderr):
+        for line in stream.replace("\r", "\n").splitlines():
+            assert line == own or not line.lstrip().startswith("::"), line

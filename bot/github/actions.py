@@ -2,8 +2,10 @@
 workflow-command annotations. The token is read from the environment only and never printed."""
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,6 +129,64 @@ def append_summary(markdown: str) -> None:
 MAX_ANNOTATIONS = 50  # GitHub shows at most 50 annotations of a job
 
 
+class CommandGuard(io.TextIOBase):
+    """A text stream for GitHub Actions logs on which no line can start a workflow command: a line
+    (after a newline or carriage return, wherever it came from: a file name with a newline, a
+    message quoting the source) that begins with '::' gets a zero-width space between the colons.
+    kernelvet's own commands go around it (``emit``)."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self._bol = True
+
+    def write(self, s: str) -> int:
+        out = []
+        for piece in _LINE_BREAKS.split(s):
+            if piece in ("\r", "\n"):
+                out.append(piece)
+                self._bol = True
+                continue
+            if not piece:
+                continue
+            if self._bol and piece.lstrip(" \t").startswith("::"):
+                i = piece.index("::")
+                piece = piece[:i] + ":\u200b:" + piece[i + 2:]
+            self._bol = False
+            out.append(piece)
+        self.raw.write("".join(out))
+        return len(s)
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+    def isatty(self) -> bool:
+        return self.raw.isatty()
+
+    @property
+    def encoding(self):
+        return getattr(self.raw, "encoding", "utf-8")
+
+
+_LINE_BREAKS = re.compile(r"([\r\n])")
+
+
+def guard_streams() -> None:
+    """In GitHub Actions, put stdout and stderr behind CommandGuard (once)."""
+    if os.environ.get("GITHUB_ACTIONS") and not isinstance(sys.stdout, CommandGuard):
+        sys.stdout = CommandGuard(sys.stdout)
+        sys.stderr = CommandGuard(sys.stderr)
+
+
+def emit(command: str) -> None:
+    """Write one of kernelvet's own workflow commands (its data already escaped) at a line start."""
+    sys.stdout.flush()
+    raw = sys.stdout.raw if isinstance(sys.stdout, CommandGuard) else sys.stdout
+    raw.write(command + "\n")
+    raw.flush()
+    if isinstance(sys.stdout, CommandGuard):
+        sys.stdout._bol = True
+
+
 def _escape_data(text: str) -> str:
     return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
@@ -145,15 +205,14 @@ def annotate_findings(report: dict) -> None:
         loc = f["location"]
         props = (f"file={_escape_property(loc['file'])},line={int(loc['line'])},col={int(loc.get('column') or 1)},"
                  f"title={_escape_property('kernelvet ' + f['check'])}")
-        print(f"::error {props}::{_escape_data(f['message'])}", flush=True)
+        emit(f"::error {props}::{_escape_data(f['message'])}")
     if len(active) > MAX_ANNOTATIONS:
-        print(f"::warning::{len(active) - MAX_ANNOTATIONS} more findings are in the job summary and the SARIF file",
-              flush=True)
+        emit(f"::warning::{len(active) - MAX_ANNOTATIONS} more findings are in the job summary and the SARIF file")
 
 
 def annotate(level: str, message: str) -> None:
     """A workflow command (``::warning::``) when running in Actions; plain standard error otherwise."""
     if os.environ.get("GITHUB_ACTIONS"):
-        print(f"::{level}::{_escape_data(message)}", flush=True)
+        emit(f"::{level}::{_escape_data(message)}")
     else:
         print(f"kernelvet: {level}: {message}", file=sys.stderr)
