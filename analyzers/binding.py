@@ -76,15 +76,36 @@ def parse_expr(text: str | int | float) -> Expr:
     if isinstance(text, bool):
         raise ExprError("expected a number or an expression, got a boolean")
     if isinstance(text, (int, float)):
-        return Num(text)
+        return Num(_in_range(text))
+    # Constant parts are folded now: '2 ** 64 ** 64' or 'ceil_div(8, 0)' is an error of the manifest
+    # at load time, not a wrapped constant in the engine.
+    return substitute(_parsed(str(text), lambda tree: _convert(tree.body, str(text))), {})
+
+
+MAX_EXPR_CHARS = 2000
+MAX_EXPR_NODES = 300
+
+
+def _parsed(text: str, convert):
+    """Parse with Python's parser and convert, within limits: a hostile manifest's 1,000-deep nesting
+    or 3,000 'not's is an error of the manifest, not a RecursionError of kernelvet."""
+    shown = text if len(text) <= 60 else text[:57] + "..."
+    if len(text) > MAX_EXPR_CHARS:
+        raise ExprError(f"expression {shown!r} is longer than {MAX_EXPR_CHARS} characters")
     try:
-        tree = ast.parse(str(text).strip(), mode="eval")
+        tree = ast.parse(text.strip(), mode="eval")
+        if sum(1 for _ in ast.walk(tree)) > MAX_EXPR_NODES:
+            raise ExprError(f"expression {shown!r} has more than {MAX_EXPR_NODES} terms")
+        return convert(tree)
     except SyntaxError as exc:
         hint = ""
-        if str(text).count("(") != str(text).count(")"):
+        if text.count("(") != text.count(")"):
             hint = " (in a YAML list [a, b], quote an expression that has a comma: \"ceil_div(a, b)\")"
-        raise ExprError(f"cannot parse expression {text!r}: {exc.msg}{hint}") from None
-    return _convert(tree.body, str(text))
+        raise ExprError(f"cannot parse expression {shown!r}: {exc.msg}{hint}") from None
+    except (RecursionError, MemoryError, ValueError) as exc:
+        if isinstance(exc, ExprError):
+            raise
+        raise ExprError(f"expression {shown!r} is nested too deeply") from None
 
 
 def parse_relation(text: str) -> Expr:
@@ -92,11 +113,7 @@ def parse_relation(text: str) -> Expr:
     whose subscripts are ``i``, ``i + c`` or ``i - c``, with at least one subscript."""
     if not isinstance(text, str):
         raise ExprError(f"a relation is a condition in quotes, got {text!r}")
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError as exc:
-        raise ExprError(f"cannot parse relation {text!r}: {exc.msg}") from None
-    e = _convert(tree.body, text, subscripts=True)
+    e = _parsed(text, lambda tree: _convert(tree.body, text, subscripts=True))
     if not isinstance(e, (Compare, BoolOp)):
         raise ExprError(f"a relation is a comparison ('rowStarts[i] <= rowEnds[i]'), got {text!r}")
     if not elems(e):
@@ -175,7 +192,7 @@ def _convert(node: ast.AST, text: str, subscripts: bool = False) -> Expr:
     if subscripts and isinstance(node, ast.Subscript):
         return _subscript(node, text)
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-        return Num(node.value)
+        return Num(_in_range(node.value))
     if isinstance(node, ast.Name):
         return Name(node.id)
     if isinstance(node, ast.Attribute):  # text_config.hidden_size
@@ -194,6 +211,10 @@ def _convert(node: ast.AST, text: str, subscripts: bool = False) -> Expr:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.UAdd):
         return conv(node.operand)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCS and not node.keywords:
+        want = 2 if node.func.id in ("ceil_div", "round_up") else None
+        if (want is not None and len(node.args) != want) or not node.args:
+            raise ExprError(f"{node.func.id}() takes {want or 'at least one'} argument{'s' if want != 1 else ''}, "
+                            f"got {len(node.args)}, in {text!r}")
         return Func(node.func.id, tuple(conv(a) for a in node.args))
     if isinstance(node, ast.Compare) and len(node.ops) >= 1 and all(type(o) in _CMPOPS for o in node.ops):
         parts = [node.left] + list(node.comparators)
@@ -239,6 +260,24 @@ def substitute(e: Expr, env: dict) -> Expr:
 
 
 def _fold(op: str, a, b):
+    try:
+        v = _fold_raw(op, a, b)
+    except (OverflowError, ZeroDivisionError) as exc:
+        raise ExprError(f"{a} {op} {b}: {exc}") from None
+    return _in_range(v)
+
+
+def _in_range(v):
+    """Bindings compute with 64-bit integers: a constant past that range would wrap in the engine."""
+    if isinstance(v, float) and (v != v or v in (_INF, -_INF)):
+        raise ExprError(f"{v} is not a finite number")
+    if abs(v) > INT64_MAX:
+        raise ExprError(f"{v if abs(v) < 10**30 else 'a number of ' + str(len(str(int(abs(v))))) + ' digits'} is out of "
+                        "the 64-bit range")
+    return v
+
+
+def _fold_raw(op: str, a, b):
     if op == "+":
         return a + b
     if op == "-":
@@ -258,6 +297,8 @@ def _fold(op: str, a, b):
     if op == "**":
         if not isinstance(b, int) or b < 0 or b > 64:
             raise ExprError(f"exponent {b} out of range")
+        if isinstance(a, int) and abs(a) > 1 and b * (abs(a).bit_length() - 1) > 64:
+            raise ExprError(f"{a} ** {b} is out of the 64-bit range")
         return a ** b
     raise ExprError(op)
 
@@ -267,12 +308,12 @@ def _func(name: str, args):
         return min(args)
     if name == "max":
         return max(args)
-    if name == "ceil_div":
+    if name in ("ceil_div", "round_up"):
         a, b = args
-        return -(-a // b)
-    if name == "round_up":
-        a, b = args
-        return -(-a // b) * b
+        if b == 0:
+            raise ExprError(f"{name}({a}, 0): division by zero")
+        q = -(-a // b)
+        return _in_range(q if name == "ceil_div" else q * b)
     raise ExprError(name)
 
 
@@ -391,3 +432,130 @@ DTYPE_ALIASES = {"half": "float16", "float": "float32", "double": "float64", "in
 def canonical_dtype(name: str) -> str:
     n = str(name).lower().replace("torch.", "")
     return DTYPE_ALIASES.get(n, n)
+
+
+# ---------------------------------------------------------------- load-time soundness of a binding
+
+INT64_MAX = 2**63 - 1
+_INF = float("inf")
+
+
+def _interval(e: Expr, ranges: dict) -> tuple:
+    """Bounds of ``e`` over the ranges of its names (unknown names: unbounded)."""
+    if isinstance(e, Num):
+        return e.value, e.value
+    if isinstance(e, Name):
+        return ranges.get(e.name, (-_INF, _INF))
+    if isinstance(e, Neg):
+        lo, hi = _interval(e.operand, ranges)
+        return -hi, -lo
+    if isinstance(e, BinOp):
+        a, b = _interval(e.left, ranges), _interval(e.right, ranges)
+        if e.op == "+":
+            return a[0] + b[0], a[1] + b[1]
+        if e.op == "-":
+            return a[0] - b[1], a[1] - b[0]
+        if e.op == "*":
+            ps = [_mul(x, y) for x in a for y in b]
+            return min(ps), max(ps)
+        if e.op in ("/", "//") and b[0] > 0:
+            qs = [x / y if y not in (_INF, -_INF) else 0 for x in a for y in b]
+            return min(min(qs), 0) if a[0] < 0 else 0, max(qs)
+        if e.op == "%" and b[0] > 0:
+            return (0 if a[0] >= 0 else -b[1]), b[1]
+        return -_INF, _INF
+    if isinstance(e, Func) and e.name in ("min", "max") and e.args:
+        ivs = [_interval(x, ranges) for x in e.args]
+        pick = min if e.name == "min" else max
+        return pick(i[0] for i in ivs), pick(i[1] for i in ivs)
+    if isinstance(e, Func) and e.name in ("ceil_div", "round_up") and len(e.args) == 2:
+        a, b = _interval(e.args[0], ranges), _interval(e.args[1], ranges)
+        if b[0] > 0 and a[0] >= 0:
+            return 0, (a[1] if e.name == "ceil_div" else a[1] + b[1])
+    return -_INF, _INF
+
+
+def _mul(x, y):
+    if x == 0 or y == 0:
+        return 0
+    return x * y
+
+
+def _divisors(e: Expr):
+    for x in _walk(e):
+        if isinstance(x, BinOp) and x.op in ("/", "//", "%"):
+            yield x, x.right
+        elif isinstance(x, Func) and x.name in ("ceil_div", "round_up") and len(x.args) == 2:
+            yield x, x.args[1]
+
+
+def instance_problems(inst: "Instance") -> list[str]:
+    """What makes a binding describe no call, or one the engine would get wrong, found before any
+    verification: a divisor that may be 0, a size that may be negative, bounds out of the 64-bit
+    range, a derived dim that is undefined or defined through itself, [min, max] values out of order.
+    An instance with such a problem is never verified."""
+    out: list[str] = []
+    ranges: dict = {}
+    for d in inst.dims:
+        if d.lo < 0:
+            out.append(f"user dim '{d.name}' has a negative minimum ({d.lo}): sizes are never negative")
+        if d.hi > INT64_MAX:
+            out.append(f"user dim '{d.name}' has a maximum above 2^63 - 1 ({d.hi})")
+        ranges[d.name] = (d.lo, d.hi)
+    defs = dict(inst.derived)
+    state: dict[str, int] = {}
+
+    def visit(name: str, trail: tuple) -> None:
+        if state.get(name) == 2:
+            return
+        if state.get(name) == 1:
+            out.append(f"derived dim '{name}' is defined through itself ({' -> '.join(trail + (name,))})")
+            ranges[name] = (-_INF, _INF)
+            return
+        state[name] = 1
+        e = defs[name]
+        for n in sorted(names(e)):
+            if n in defs:
+                visit(n, trail + (name,))
+            elif n not in ranges:
+                out.append(f"derived dim '{name}' uses '{n}', which is not a user dim or a derived dim")
+        ranges[name] = _interval(e, ranges)
+        state[name] = 2
+
+    for name in defs:
+        visit(name, ())
+
+    def check(e, what: str, size: bool = False) -> None:
+        for node, div in _divisors(e):
+            lo, hi = _interval(div, ranges)
+            if lo <= 0 <= hi:
+                out.append(f"{what}: the divisor `{to_text(div)}` can be 0 (it ranges over [{_show(lo)}, {_show(hi)}])")
+        if size:
+            lo, _ = _interval(e, ranges)
+            if lo < 0:
+                out.append(f"{what}: `{to_text(e)}` can be negative (down to {_show(lo)})")
+
+    for name, e in inst.derived:
+        check(e, f"derived dim '{name}'")
+    for i, c in enumerate(inst.constraints):
+        check(c, f"constraint {i + 1}")
+    for pname, a in inst.args:
+        if isinstance(a, TensorArg):
+            for i, s in enumerate(a.shape):
+                check(s, f"argument '{pname}', shape[{i}]", size=True)
+            for i, s in enumerate(a.strides or ()):
+                check(s, f"argument '{pname}', strides[{i}]", size=True)
+            if a.values is not None:
+                for v in a.values:
+                    check(v, f"argument '{pname}', values")
+                lo, hi = (_interval(v, ranges) for v in a.values)
+                if lo[0] > hi[1]:
+                    out.append(f"argument '{pname}': values [{to_text(a.values[0])}, {to_text(a.values[1])}] "
+                               "admit no value (min above max)")
+        elif isinstance(a, ScalarArg) and a.value is not None:
+            check(a.value, f"argument '{pname}'")
+    return list(dict.fromkeys(out))
+
+
+def _show(v) -> str:
+    return "-inf" if v == -_INF else "inf" if v == _INF else str(v)

@@ -107,6 +107,8 @@ def load(path: Path) -> LoadedManifest:
         raise ManifestError([f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
     if not isinstance(doc.data, dict):
         raise ManifestError([f"{path}:1:1: a manifest is a mapping with 'version', 'models' and 'ops'"])
+    if dups := doc.duplicate_keys():
+        raise ManifestError(dups)
     if doc.data.get("version") == 1:
         from . import v1
         spec = v1.validate(doc, path)
@@ -273,6 +275,10 @@ def expand(lm: LoadedManifest, only_files: set[str] | None = None, root: Path | 
                     inst = _instance(lm, oi, m, dt, dims, tuple(derived), tuple(constraints), user_names)
                 except _ArgError as exc:
                     errors.append(str(exc))
+                    continue
+                problems = B.instance_problems(inst)
+                if problems:
+                    errors += [f"{lm.pos('ops', oi)}: ops[{oi}] ({op.name}): {p}" for p in problems]
                     continue
                 key = (oi, inst)
                 if key not in planned:

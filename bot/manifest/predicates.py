@@ -23,10 +23,16 @@ def compile_predicate(text: str) -> Callable[[Callable[[str], object]], bool]:
     Comparing a field a model lacks is false, never an error: ``num_experts > 0`` holds for MoE
     models only."""
     source = _HAS.sub(lambda m: f"has({m.group(1)!r})", text.strip())
+    if len(source) > 2000:
+        raise PredicateError(f"model condition {text[:57]!r}... is longer than 2000 characters")
     try:
         tree = ast.parse(source, mode="eval")
+        if sum(1 for _ in ast.walk(tree)) > 300:
+            raise PredicateError(f"model condition {text[:57]!r}... has more than 300 terms")
     except SyntaxError as exc:
         raise PredicateError(f"cannot parse model condition {text!r}: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise PredicateError(f"model condition {text[:57]!r}... is nested too deeply") from None
     node = tree.body
     _check(node, text)
     return lambda lookup: bool(_eval(node, lookup))

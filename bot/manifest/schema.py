@@ -3,12 +3,15 @@ from __future__ import annotations
 
 from typing import Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, field_validator,
+                      model_validator)
 
 from analyzers.binding import DTYPE_SIZES, canonical_dtype
 
-Number = Union[int, float]
-Expr = Union[int, float, str]
+Number = Union[StrictInt, StrictFloat]
+# Sizes, strides, bounds and dims: a boolean is never one (YAML's true would become 1).
+Expr = Union[StrictInt, StrictFloat, StrictStr]
+ScalarExpr = Union[int, float, str]  # a scalar argument's value: true and false are 1 and 0
 
 
 class Strict(BaseModel):
@@ -25,8 +28,8 @@ def _dtype(v: str | None) -> str | None:
 
 
 class DimRange(Strict):
-    min: int
-    max: int
+    min: StrictInt = Field(ge=0)
+    max: StrictInt = Field(le=2**63 - 1)
 
     @model_validator(mode="after")
     def ordered(self):
@@ -35,10 +38,19 @@ class DimRange(Strict):
         return self
 
 
-class ReturnRange(DimRange):
+class ReturnRange(Strict):
     """What a repository function returns, as its maintainers state it: calls are answered with any
     value in [min, max] instead of being followed (a device query behind a cache, an environment
     switch)."""
+
+    min: StrictInt = Field(ge=-(2**63))
+    max: StrictInt = Field(le=2**63 - 1)
+
+    @model_validator(mode="after")
+    def ordered(self):
+        if self.min > self.max:
+            raise ValueError(f"min {self.min} is above max {self.max}")
+        return self
 
 
 class ModelEntry(Strict):
@@ -86,7 +98,7 @@ class TensorArg(Strict):
 
 
 class ScalarArg(Strict):
-    value: Expr | None = None
+    value: ScalarExpr | None = None
 
 
 class StringArg(Strict):
@@ -112,9 +124,9 @@ class OpSpec(Strict):
 
 
 class Options(Strict):
-    time_budget_s: float = 60.0
-    query_timeout_ms: int = 10_000
-    unroll_max: int = 16
+    time_budget_s: float = Field(60.0, gt=0, le=86_400)
+    query_timeout_ms: StrictInt = Field(10_000, ge=1)
+    unroll_max: StrictInt = Field(16, ge=1, le=4096)
     minimal_witness: bool = True
     follow_ups: int = Field(default=2, ge=0, le=8)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from .schema import Expr, Number, Options, ReturnRange, _dtype
 
@@ -20,7 +20,7 @@ class Dim(Strict):
 
     min: Expr | None = None
     max: Expr | None = None
-    values: list[int] | None = Field(None, description="the only values it takes, e.g. [16, 32, 64]")
+    values: list[StrictInt] | None = Field(None, description="the only values it takes, e.g. [16, 32, 64]")
 
     @model_validator(mode="after")
     def range_or_set(self):
@@ -33,6 +33,9 @@ class Dim(Strict):
             raise ValueError("a user dim needs 'min' and 'max' (or 'values')")
         elif isinstance(self.min, int) and isinstance(self.max, int) and self.min > self.max:
             raise ValueError(f"min {self.min} is above max {self.max}")
+        for v in [self.min, self.max, *(self.values or ())]:
+            if isinstance(v, int) and not 0 <= v <= 2**63 - 1:
+                raise ValueError(f"{v} is not a size: user dims range over 0 .. 2^63 - 1")
         return self
 
 
@@ -168,7 +171,7 @@ class Manifest(Strict):
     dtypes: list[str] = Field(default_factory=lambda: ["bfloat16"])
     user_dims: dict[str, Dim] = Field(default_factory=dict)
     derived: dict[str, Expr] = Field(default_factory=dict)
-    max_num_batched_tokens: int | None = DEFAULT_MAX_NUM_BATCHED_TOKENS
+    max_num_batched_tokens: StrictInt | None = Field(DEFAULT_MAX_NUM_BATCHED_TOKENS, ge=1, le=2**63 - 1)
     constraints: list[str] = Field(default_factory=list)
     ops: list[Op]
     options: Options = Field(default_factory=Options)

@@ -151,6 +151,11 @@ def expand(lm, only_files: set[str] | None = None, root: Path | None = None) -> 
         models = _models(lm, oi, op, by_name, errors)
         arg_names = _arg_names(lm, oi, op, rename, params, errors)
         optional = [n for n, a in op.args.items() if a.optional]
+        if len(optional) > MAX_OPTIONAL:
+            errors.append(f"{lm.pos('ops', oi, 'args')}: ops[{oi}] ({op.display}): {len(optional)} optional arguments "
+                          f"would be verified in {2 ** len(optional):,} present/absent combinations; at most "
+                          f"{MAX_OPTIONAL} ({2 ** MAX_OPTIONAL}) per op: bind the others as present or absent")
+            continue
         for m in models:
             dims = _dims(lm, m, dim_exprs, errors)
             if dims is None:
@@ -171,6 +176,10 @@ def expand(lm, only_files: set[str] | None = None, root: Path | None = None) -> 
                                          arg_names, absent)
                     except _ArgError as exc:
                         errors.append(str(exc))
+                        continue
+                    problems = B.instance_problems(inst)
+                    if problems:
+                        errors += [f"{lm.pos('ops', oi)}: ops[{oi}] ({op.display}): {p}" for p in problems]
                         continue
                     name = op.display + (f"({', '.join(f'{a}=None' for a in absent)})" if absent else "")
                     key = (oi, absent, _dedup_key(inst))
@@ -290,6 +299,9 @@ def _dims(lm, m, dim_exprs, errors):
             return None
         out.append(B.UserDim(n, bounds[0], bounds[1]))
     return tuple(out)
+
+
+MAX_OPTIONAL = 8  # 256 present/absent combinations of an op's optional tensors
 
 
 def _variants(optional: list[str]):

@@ -24,6 +24,25 @@ class YamlDoc:
         self.root = yaml.compose(text, Loader=yaml.SafeLoader)
         self.data = yaml.safe_load(text)
 
+    def duplicate_keys(self) -> list[str]:
+        """'file:line:col: key' of every key that repeats one of its mapping (YAML keeps the last,
+        silently: a second 'ops:' would replace the first)."""
+        out, todo = [], [self.root] if self.root is not None else []
+        while todo:  # iteratively: a hostile document may nest a thousand levels deep
+            node = todo.pop()
+            if isinstance(node, yaml.MappingNode):
+                seen = set()
+                for k, v in node.value:
+                    key = getattr(k, "value", None)
+                    if isinstance(key, str) and key in seen:
+                        out.append(f"{self.path}:{k.start_mark.line + 1}:{k.start_mark.column + 1}: "
+                                   f"'{key}' is given twice in the same mapping (YAML would keep only the last)")
+                    seen.add(key)
+                    todo.append(v)
+            elif isinstance(node, yaml.SequenceNode):
+                todo.extend(node.value)
+        return sorted(out)
+
     @classmethod
     def read(cls, path: Path) -> "YamlDoc":
         """Raises ``UnicodeError`` with the line and column of the first byte that is not UTF-8
