@@ -8,6 +8,8 @@ from pathlib import Path
 from analyzers.api import Workspace
 from analyzers.frontend import discover
 
+from .isolation import IsolatedFailure, run_isolated
+
 # Files a user means as CUDA sources: named or changed, they must reach a verdict.
 CUDA_SUFFIXES = (".cu", ".cuh")
 # Sources and headers kernelvet parses at all.
@@ -47,19 +49,30 @@ def why_unreached(ws: Workspace, file: str) -> tuple[str, int]:
     if b"\0" in head:
         return "a binary file, not CUDA source: nothing in it was verified", 0
     try:
-        unit = ws.unit(file)
+        # Parsed in a forked child: a file that crashes libclang is named, the run goes on.
+        kernels, error = run_isolated(_kernels_and_first_error, ws, file, timeout=300.0)
+    except IsolatedFailure as exc:
+        return f"cannot be parsed: libclang did not finish it ({exc})", 0
     except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
         return f"cannot be parsed ({exc})", 0
-    errors = [e for e in unit.parsed.errors if Path(e.file).resolve() == path.resolve()]
-    kernels = [c for c in discover.function_definitions(unit.parsed.tu, unit.parsed.path) if discover.is_kernel(c)]
     if kernels:
-        names = ", ".join(f"{c.spelling} (line {c.location.line})" for c in kernels[:5])
+        names = ", ".join(f"{name} (line {line})" for name, line in kernels[:5])
         more = f" and {len(kernels) - 5} more" if len(kernels) > 5 else ""
         return (f"kernels {names}{more} have no launcher in the scanned files, so nothing verified them: "
-                "scan the file that launches them too", kernels[0].location.line)
-    if errors:
-        return f"does not compile: {errors[0].message}", errors[0].line
+                "scan the file that launches them too", kernels[0][1])
+    if error is not None:
+        return f"does not compile: {error[0]}", error[1]
     return "no op launches a kernel from it, and no verified op includes it: nothing in it was verified", 0
+
+
+def _kernels_and_first_error(ws: Workspace, file: str):
+    """(name, line) of the file's kernels, and its first compiler error (message, line) or None."""
+    unit = ws.unit(file)
+    path = (ws.root / file).resolve()
+    errors = [e for e in unit.parsed.errors if Path(e.file).resolve() == path]
+    kernels = [(c.spelling, c.location.line) for c in discover.function_definitions(unit.parsed.tu, unit.parsed.path)
+               if discover.is_kernel(c)]
+    return kernels, ((errors[0].message, errors[0].line) if errors else None)
 
 
 def account(report, ws: Workspace, asked: list[str] | set[str]) -> None:

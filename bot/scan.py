@@ -6,6 +6,7 @@ import multiprocessing as mp
 import os
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from analyzers.engine.context import Options
 from analyzers.findings import Finding, Inconclusive, InstanceResult
 from analyzers.frontend.parse import ParseError
 
+from .isolation import IsolatedFailure, limit_memory, run_isolated
 from .exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_UNVERIFIED
 from .cache import ResultCache, cache_key, closure_key, linked_keys
 from . import zeroconfig
@@ -246,8 +248,9 @@ def scan(root: Path, manifest: LoadedManifest | None, only_files: set[str] | Non
     _INHERITED.clear()
     if workspace is not None:
         _INHERITED.append(workspace)
+    in_process = jobs == 1  # asked for explicitly (tests, debugging): no worker, no isolation
     jobs = max(1, min(jobs or os.cpu_count() or 1, sum(len(idx) for _, idx in tasks)))
-    if tasks and jobs == 1:
+    if tasks and in_process:
         _init_worker(*setup)
         for kind, idx in tasks:
             if kind == "verify":
@@ -256,37 +259,7 @@ def scan(root: Path, manifest: LoadedManifest | None, only_files: set[str] | Non
             for i, r in zip(idx, _probe_in_worker([planned[i] for i in idx])):
                 finish(i, r if r is not None else _verify_in_worker(planned[i]))
     elif tasks:
-        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-        with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker, initargs=setup) as pool:
-            pending = {}
-
-            def submit(kind: str, idx: list[int]) -> None:
-                if kind == "probe":
-                    pending[pool.submit(_probe_in_worker, [planned[i] for i in idx])] = (kind, idx)
-                else:
-                    pending[pool.submit(_verify_in_worker, planned[idx[0]])] = (kind, idx)
-
-            for kind, idx in tasks:
-                submit(kind, idx)
-            while pending:
-                ready, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in ready:
-                    kind, idx = pending.pop(fut)
-                    try:
-                        outcome = fut.result()
-                    except Exception as exc:  # a worker that died: the instances say so, the scan goes on
-                        for i in idx:
-                            finish(i, (_failed(planned[i], "internal-error",
-                                               f"the worker failed ({type(exc).__name__}: {exc})"), False))
-                        continue
-                    if kind == "verify":
-                        finish(idx[0], outcome)
-                        continue
-                    for i, r in zip(idx, outcome):
-                        if r is None:
-                            submit("verify", [i])
-                        else:
-                            finish(i, r)
+        _run_pool(tasks, jobs, setup, planned, finish, _hard_limit(opts))
     if progress is not None:
         progress(len(planned), len(planned), None)
     report = ScanReport(Path(root))
@@ -299,11 +272,113 @@ def scan(root: Path, manifest: LoadedManifest | None, only_files: set[str] | Non
     return report
 
 
+def _hard_limit(opts: Options) -> float:
+    """Wall-clock seconds after which a worker that finished nothing is taken for hung in a native
+    call and stopped (the budget counts CPU time and z3 work; this is the safety net)."""
+    return max(300.0, 4 * opts.time_budget_s * (1 + opts.follow_ups))
+
+
+def _run_pool(tasks, jobs: int, setup, planned, finish, hard_s: float) -> None:
+    """The tasks on ``jobs`` worker processes. A worker that dies (a crash in libclang or z3, the
+    memory cap) breaks the pool: a new one takes the tasks that were lost. A task lost twice runs
+    alone in an isolated process, where its death is its own verdict, and the others keep theirs."""
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    lost: dict[tuple, int] = {}
+    queue = list(tasks)
+    while queue:
+        pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker, initargs=setup)
+        pending: dict = {}
+
+        def submit(kind: str, idx: list[int]) -> None:
+            if kind == "probe":
+                pending[pool.submit(_probe_in_worker, [planned[i] for i in idx])] = (kind, idx)
+            else:
+                pending[pool.submit(_verify_in_worker, planned[idx[0]])] = (kind, idx)
+
+        for kind, idx in queue:
+            submit(kind, idx)
+        queue, broken = [], False
+        try:
+            while pending and not broken:
+                ready, _ = wait(pending, timeout=hard_s, return_when=FIRST_COMPLETED)
+                if not ready:
+                    broken = True  # nothing finished within the hard limit: a native call hangs
+                    break
+                for fut in ready:
+                    kind, idx = pending.pop(fut)
+                    try:
+                        outcome = fut.result()
+                    except BrokenProcessPool:
+                        queue.append((kind, idx))
+                        broken = True
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - the instances say so, the scan goes on
+                        for i in idx:
+                            finish(i, (_failed(planned[i], "internal-error",
+                                               f"the worker failed ({type(exc).__name__}: {exc})"), False))
+                        continue
+                    _take(kind, idx, outcome, finish, submit)
+        finally:
+            if broken:
+                queue += list(pending.values())
+                for proc in list(getattr(pool, "_processes", {}).values()):
+                    if proc.is_alive():
+                        proc.kill()
+            pool.shutdown(wait=True, cancel_futures=True)
+        again = []
+        for kind, idx in queue:
+            key = (kind, tuple(idx))
+            lost[key] = lost.get(key, 0) + 1
+            if lost[key] < 2:
+                again.append((kind, idx))
+                continue
+            try:
+                outcome = run_isolated(_task_alone, setup, kind, [planned[i] for i in idx],
+                                       timeout=hard_s * len(idx))
+            except IsolatedFailure as exc:
+                reason = "timeout" if "hard time limit" in str(exc) else "native-crash"
+                for i in idx:
+                    finish(i, (_failed(planned[i], reason, f"the analysis of this instance stopped: {exc}; "
+                                       "the other instances were not affected"), False))
+                continue
+            _take(kind, idx, outcome, finish, lambda k, ix: finish(ix[0], run_isolated_or_failed(setup, planned[ix[0]],
+                                                                                                hard_s)))
+        queue = again
+
+
+def _take(kind: str, idx: list[int], outcome, finish, submit) -> None:
+    if kind == "verify":
+        finish(idx[0], outcome)
+        return
+    for i, r in zip(idx, outcome):
+        if r is None:
+            submit("verify", [i])
+        else:
+            finish(i, r)
+
+
+def _task_alone(setup, kind: str, items: list):
+    _init_worker(*setup)
+    if kind == "verify":
+        return _verify_in_worker(items[0])
+    return _probe_in_worker(items)
+
+
+def run_isolated_or_failed(setup, p, hard_s: float):
+    try:
+        return run_isolated(_task_alone, setup, "verify", [p], timeout=hard_s)
+    except IsolatedFailure as exc:
+        reason = "timeout" if "hard time limit" in str(exc) else "native-crash"
+        return _failed(p, reason, f"the analysis of this instance stopped: {exc}"), False
+
+
 _WORKER: dict = {}
 _INHERITED: list = []  # a Workspace of the parent process, reused by forked workers (no parse again)
 
 
 def _init_worker(root: str, include_dirs, defines, arch, options, cache_dir: str | None = None) -> None:
+    if mp.parent_process() is not None:
+        limit_memory()  # a worker, not the main process (jobs=1 runs here)
     inherited = _INHERITED[0] if _INHERITED else None
     if inherited is not None and inherited.root == Path(root).resolve():
         _WORKER["ws"] = inherited
@@ -315,6 +390,10 @@ def _init_worker(root: str, include_dirs, defines, arch, options, cache_dir: str
 
 
 def _verify_in_worker(p: Planned) -> tuple[InstanceResult, bool]:
+    if os.environ.get("KERNELVET_FAULT_INJECT") == p.op_name:
+        # Fault injection for the recovery tests: this worker dies as a libclang crash would.
+        import signal
+        os.kill(os.getpid(), signal.SIGSEGV)
     return verify_one(_WORKER["ws"], p, _WORKER["options"], _WORKER["cache"], _WORKER["hashes"])
 
 

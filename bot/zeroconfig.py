@@ -6,7 +6,10 @@ from pathlib import Path
 
 from analyzers.api import Workspace
 
+from .isolation import run_isolated
 from .manifest import Planned
+
+PARSE_LIMIT_S = 300.0  # wall-clock seconds to parse one file and find its entry points
 
 ZERO_CONFIG_LABEL = "zero-config"
 
@@ -20,7 +23,9 @@ def plan(root: Path, files: list[str], covered: set[tuple[str, str]], include_di
     out: list[Planned] = []
     for i, file in enumerate(files):
         try:
-            names = ws.entry_points(file)
+            # In a forked child: libclang crashing on one file (SIGSEGV, SIGILL, the memory cap)
+            # is that file's problem, never the run's.
+            names = run_isolated(ws.entry_points, file, timeout=PARSE_LIMIT_S)
         except Exception as exc:  # one unreadable file never stops the others
             if errors is not None:
                 errors.append(f"{file}: {exc}")

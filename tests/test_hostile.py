@@ -250,3 +250,61 @@ def test_a_file_name_cannot_forge_a_workflow_command(tmp_path):
     for stream in (r.stdout, r.stderr):
         for line in stream.replace("\r", "\n").splitlines():
             assert line == own or not line.lstrip().startswith("::"), line
+
+
+def test_a_kernel_that_crashes_libclang_beside_good_ones(tmp_path):
+    """A 30,000-term sum makes libclang die with SIGSEGV. It is parsed in a process of its own: the
+    file is named as not verified, and the good file beside it keeps its bug."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    terms = " + ".join(f"x[{i % 7}]" for i in range(30000))
+    (repo / "deep_sum.cu").write_text(
+        f"__global__ void k(float* x, float* y) {{ y[threadIdx.x] = {terms}; }}\n"
+        "int main() { float *x, *y; cudaMalloc(&x, 28); cudaMalloc(&y, 4096); k<<<1, 32>>>(x, y); return 0; }\n")
+    (repo / "good.cu").write_text(PROGRAM.format(prelude="#define LAUNCH 1001"))
+    r = kernelvet("scan", ".", "--no-cache", "--format", "json", cwd=repo)
+    assert r.returncode == 1, r.stderr
+    report = json.loads(r.stdout)
+    [u] = report["unverified"]
+    assert u["file"] == "deep_sum.cu" and "killed by SIGSEGV" in u["why"]
+    assert report["summary"]["findings"] == 1 and "Traceback" not in r.stderr
+
+
+def test_a_worker_that_dies_costs_no_other_instance_its_verdict(tmp_path):
+    """A worker killed in the middle of an instance breaks the process pool; the instances it took
+    with it run again, and the one that kills its worker twice is inconclusive on its own."""
+    from gitrepo import example_repo
+    repo = example_repo(tmp_path / "repo")
+    r = kernelvet("scan", ".", "--no-cache", "--format", "json", cwd=repo,
+                  env={"KERNELVET_FAULT_INJECT": "rms_norm"})
+    assert r.returncode == 1, r.stderr
+    report = json.loads(r.stdout)
+    by_op: dict = {}
+    for i in report["instances"]:
+        by_op.setdefault(i["op"], set()).add(i["verdict"])
+    assert by_op["rms_norm"] == {"inconclusive"}
+    crashed = [x for i in report["instances"] if i["op"] == "rms_norm" for x in i["inconclusive"]]
+    assert crashed and all(x["reason"] == "native-crash" and "SIGSEGV" in x["detail"] for x in crashed)
+    # Every other instance keeps the verdict of a run without the crash.
+    clean = json.loads(kernelvet("scan", ".", "--no-cache", "--format", "json", cwd=repo).stdout)
+
+    def verdicts(rep):
+        return sorted((i["op"], i["dtype"], tuple(i["models"]), i["verdict"]) for i in rep["instances"]
+                      if i["op"] != "rms_norm")
+    assert verdicts(report) == verdicts(clean)
+    assert report["summary"]["findings"] == clean["summary"]["findings"]
+
+
+def test_a_macro_that_expands_without_end_is_stopped_by_the_memory_cap(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    macros = ["#define A0 x + "] + [f"#define A{i} A{i - 1} A{i - 1}" for i in range(1, 25)]
+    (repo / "blowup.cu").write_text("\n".join(macros) + "\n__global__ void k(float* y, float x) { y[threadIdx.x] = A24 0; }\n"
+                                    "int main() { float* y; cudaMalloc(&y, 4096); k<<<1, 32>>>(y, 1.0f); return 0; }\n")
+    (repo / "good.cu").write_text(PROGRAM.format(prelude="#define LAUNCH 1001"))
+    r = kernelvet("scan", ".", "--no-cache", "--format", "json", cwd=repo, env={"KERNELVET_WORKER_MEMORY_GB": "1"})
+    assert r.returncode == 1, r.stderr
+    report = json.loads(r.stdout)
+    [u] = report["unverified"]
+    assert u["file"] == "blowup.cu" and "libclang could not parse the file" in u["why"]
+    assert str(repo) not in r.stdout and "crash detected" not in r.stderr

@@ -69,7 +69,8 @@ class Context:
     zero_config: bool = False
 
     def __post_init__(self):
-        self.solver = Solver(self.options.query_timeout_ms, self.options.query_rlimit)
+        self.solver = Solver(self.options.query_timeout_ms, self.options.query_rlimit,
+                             remaining=lambda: self.options.time_budget_s - (budget_clock() - self.start))
         self.lia = lia.Lia()
         lia.use(self.lia)
         self.counter = Counter()

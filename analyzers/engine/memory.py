@@ -33,9 +33,10 @@ class PathEnd(Exception):
 
 
 def unsupported(what: str, span: N.Span | None) -> PathEnd:
-    """The path end at a construct the lowerer could not represent; a compiler error already
-    says what it is ("parse error: ..."), anything else is named as unsupported."""
-    return PathEnd("stuck", what if what.startswith("parse error") else f"unsupported {what}", span)
+    """The path end at a construct the lowerer could not represent. Its reason is 'unsupported',
+    so the detail only names the construct ("unsupported: expression ..."), or the compiler's
+    error ("unsupported: parse error: ...")."""
+    return PathEnd("stuck", what, span)
 
 
 class ForkNeeded(PathEnd):

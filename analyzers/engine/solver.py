@@ -32,6 +32,9 @@ class Solver:
     rlimit: int = 10_000_000  # about 10 s of bit-vector search on an idle core
     attempts: int = 2  # searches with distinct seeds before a query is unknown
     stats: SolverStats = field(default_factory=SolverStats)
+    # Seconds left of the instance's budget: a query never runs past it (the budget's hard edge;
+    # within it, the deterministic rlimit decides).
+    remaining: object = None
 
     def __post_init__(self):
         self._cache: dict[int, bool] = {}
@@ -41,7 +44,10 @@ class Solver:
         # A fresh solver per query: after push/pop z3 leaves its bit-blasting pipeline for the
         # incremental core, which is several times slower on these queries.
         s = z3.Tactic("qfbv").solver()
-        s.set("timeout", max(self.timeout_ms, 60_000))
+        timeout = max(self.timeout_ms, 60_000)
+        if self.remaining is not None:
+            timeout = min(timeout, max(50, int(self.remaining() * 1000) + 50))
+        s.set("timeout", timeout)
         s.set("rlimit", self.rlimit)
         s.set("random_seed", seed)
         return s

@@ -160,7 +160,8 @@ def parse_file(path: Path, cfg: ParseConfig, resolver: IncludeResolver | None = 
         # their instantiated bodies.
         tu = index().parse(str(path), args=clang_args(cfg), unsaved_files=unsaved)
     except ci.TranslationUnitLoadError as exc:
-        raise ParseError(f"{path}: libclang could not parse the file ({exc})") from exc
+        raise ParseError(f"{_relative(path, cfg.workspace)}: libclang could not parse the file ({exc}; a crash or "
+                         "the memory limit inside libclang)") from exc
     outside = outside_inclusions(tu, cfg.workspace, {f for f, t in unsaved if t == ""})
     if outside:
         # A header reached through a symlink that leaves the workspace: nothing of the parse is used,
