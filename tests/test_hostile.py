@@ -308,3 +308,17 @@ def test_a_macro_that_expands_without_end_is_stopped_by_the_memory_cap(tmp_path)
     [u] = report["unverified"]
     assert u["file"] == "blowup.cu" and "libclang could not parse the file" in u["why"]
     assert str(repo) not in r.stdout and "crash detected" not in r.stderr
+
+
+@pytest.mark.parametrize("name,content,message", [
+    ("nul", b"version: 0\x00\nmodels: []\n", "not valid YAML"),
+    ("utf16", "version: 0\nmodels: []\nops: []\n".encode("utf-16"), "not UTF-8 (byte 0xff)"),
+    ("deep_lists", ("version: 0\nmodels: []\nops: []\nderived: " + "[" * 1000 + "]" * 1000).encode(), "nested more than"),
+    ("deep_maps", ("version: 1\nmodels: []\nops: []\nderived: {a: " + "{b: " * 1000 + "1" + "}" * 1001).encode(),
+     "nested more than"),
+    ("dup_ops", b"version: 0\nmodels: [{name: m, fields: {h: 1}}]\nops: []\nops: []\n", "'ops' is given twice"),
+])
+def test_unreadable_manifests_are_usage_errors(tmp_path, name, content, message):
+    (tmp_path / "k.yaml").write_bytes(content)
+    r = kernelvet("manifest", "check", "k.yaml", cwd=tmp_path)
+    assert r.returncode == 2 and message in r.stderr and "internal error" not in r.stderr, r.stderr

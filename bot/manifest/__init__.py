@@ -91,9 +91,37 @@ def find_manifest(root: Path) -> Path | None:
     return None
 
 
+MAX_NESTING = 64  # levels of YAML mappings and lists: a manifest needs six
+
+
 def load(path: Path) -> LoadedManifest:
-    path = Path(path)
+    """The manifest at ``path``, validated; ManifestError with file:line:col for every problem."""
     try:
+        return _load(Path(path))
+    except RecursionError:
+        raise ManifestError([f"{path}: nested more than {MAX_NESTING} levels deep: not a manifest"]) from None
+
+
+def _nesting(text: str) -> int:
+    """How deep YAML flow and block collections nest, counted without parsing (a parser that
+    recurses must not meet a thousand levels)."""
+    depth = best = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            best = max(best, depth)
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    indents = [len(ln) - len(ln.lstrip(" ")) for ln in text.splitlines()
+               if ln.strip() and not ln.lstrip().startswith("#")]
+    return max(best, max(indents, default=0) // 2)
+
+
+def _load(path: Path) -> LoadedManifest:
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        if _nesting(text) > MAX_NESTING:
+            raise ManifestError([f"{path}:1:1: nested more than {MAX_NESTING} levels deep: not a manifest"])
         doc = YamlDoc.read(path)
     except FileNotFoundError:
         raise ManifestError([f"{path}: no such manifest"]) from None
