@@ -44,10 +44,10 @@ def by_place(report) -> dict:
     return {(f["location"]["file"][len(prefix):], f["location"]["line"], f["check"]): f for f in report["findings"]}
 
 
-def test_paths_are_relative_to_the_repository_root(tmp_path):
+def test_paths_are_relative_to_the_repository_root(tmp_path, shared_cache):
     """Scanned from the repository root, the example's SARIF URIs and text paths exist at the root."""
     sarif_path = tmp_path / "k.sarif"
-    r = kernelvet("scan", str(EXAMPLE.relative_to(ROOT)), "--sarif", str(sarif_path), "--cache-dir", str(tmp_path / "c"))
+    r = kernelvet("scan", str(EXAMPLE.relative_to(ROOT)), "--sarif", str(sarif_path), "--cache-dir", str(shared_cache))
     assert r.returncode == 1, r.stderr
     top = Path(subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--show-toplevel"], capture_output=True,
                               text=True).stdout.strip() or ROOT)

@@ -11,6 +11,7 @@ import pytest
 from gitrepo import commit_all, git, kernelvet
 
 MARKER = "kv_outside_marker_7f3a"
+INSTANCES, BUGS, FINDINGS = 12, 12, 2  # the example's two quantisation ops (quant_repo)
 PROGRAM = """{prelude}
 __global__ void fill(float* out, int n) {{
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -155,6 +156,19 @@ def test_outputs_and_the_cache_never_follow_a_symlink_out_of_the_repository(tmp_
     assert list(cache_target.iterdir()) == []
 
 
+def quant_repo(path: Path) -> Path:
+    """The example repository with only its two quantisation ops (12 instances, 6 of them bugs):
+    the cache and crash tests need buggy instances, not the whole example's time."""
+    from gitrepo import example_repo
+    import yaml
+    repo = example_repo(path)
+    doc = yaml.safe_load((repo / "kernelvet.yaml").read_text())
+    doc["ops"] = [o for o in doc["ops"] if o["name"] in ("static_scaled_int8_quant", "dynamic_per_token_int8_quant")]
+    (repo / "kernelvet.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    commit_all(repo, "only the quantisation ops")
+    return repo
+
+
 def _forge(entry_path: Path, entry: dict) -> None:
     entry_path.write_text(json.dumps(entry))
 
@@ -163,8 +177,7 @@ def test_forged_cache_entries_never_make_a_bug_verified(tmp_path):
     """A pull request commits cache entries for the example's buggy instances; they are keyed by
     public inputs, so their keys are right. None is served: the directory is committed; and entries
     of the wrong shape or naming places outside the repository are misses, not crashes."""
-    from gitrepo import example_repo
-    repo = example_repo(tmp_path / "repo")
+    repo = quant_repo(tmp_path / "repo")
     cache = repo / ".kernelvet-cache"
     r = kernelvet("scan", ".", "--cache-dir", str(cache), "--format", "json", cwd=repo)
     assert r.returncode == 1
@@ -207,12 +220,11 @@ def test_forged_cache_entries_never_make_a_bug_verified(tmp_path):
     assert r.returncode == 1, r.stderr
     report = json.loads(r.stdout)
     assert "internal error" not in r.stderr and "/etc/hostname" not in r.stdout
-    assert report["summary"]["bug"] == 18 and report["summary"]["findings"] == 6
+    assert report["summary"]["bug"] == BUGS and report["summary"]["findings"] == FINDINGS
 
 
 def test_with_a_cache_key_only_authenticated_entries_are_served(tmp_path):
-    from gitrepo import example_repo
-    repo = example_repo(tmp_path / "repo")
+    repo = quant_repo(tmp_path / "repo")
     cache = tmp_path / "cache"
     env = {"KERNELVET_CACHE_KEY": "s3cret-from-the-ci"}
     r = kernelvet("scan", ".", "--cache-dir", str(cache), cwd=repo, env=env)
@@ -220,7 +232,7 @@ def test_with_a_cache_key_only_authenticated_entries_are_served(tmp_path):
     entries = sorted((cache / "v1").glob("*/*.json"))
     assert entries and all(json.loads(p.read_text()).get("mac") for p in entries)
     r = kernelvet("scan", ".", "--cache-dir", str(cache), "--format", "json", cwd=repo, env=env)
-    assert json.loads(r.stdout)["summary"]["cached"] == 46  # authentic entries are served
+    assert json.loads(r.stdout)["summary"]["cached"] == INSTANCES  # authentic entries are served
     for p in entries:  # well-formed forgeries: verdict verified, the MAC left as it was or removed
         e = json.loads(p.read_text())
         if e["result"]["verdict"] == "bug":
@@ -232,7 +244,7 @@ def test_with_a_cache_key_only_authenticated_entries_are_served(tmp_path):
         fp.write_text("".join(ln for ln in fp.read_text().splitlines(keepends=True) if not ln.startswith("mac ")))
     r = kernelvet("scan", ".", "--cache-dir", str(cache), "--format", "json", cwd=repo, env=env)
     report = json.loads(r.stdout)
-    assert r.returncode == 1 and report["summary"]["bug"] == 18 and report["summary"]["findings"] == 6
+    assert r.returncode == 1 and report["summary"]["bug"] == BUGS and report["summary"]["findings"] == FINDINGS
     assert "s3cret" not in r.stdout + r.stderr
 
 
@@ -273,26 +285,25 @@ def test_a_kernel_that_crashes_libclang_beside_good_ones(tmp_path):
 def test_a_worker_that_dies_costs_no_other_instance_its_verdict(tmp_path):
     """A worker killed in the middle of an instance breaks the process pool; the instances it took
     with it run again, and the one that kills its worker twice is inconclusive on its own."""
-    from gitrepo import example_repo
-    repo = example_repo(tmp_path / "repo")
+    repo = quant_repo(tmp_path / "repo")
     r = kernelvet("scan", ".", "--no-cache", "--format", "json", cwd=repo,
-                  env={"KERNELVET_FAULT_INJECT": "rms_norm"})
+                  env={"KERNELVET_FAULT_INJECT": "static_scaled_int8_quant"})
     assert r.returncode == 1, r.stderr
     report = json.loads(r.stdout)
     by_op: dict = {}
     for i in report["instances"]:
         by_op.setdefault(i["op"], set()).add(i["verdict"])
-    assert by_op["rms_norm"] == {"inconclusive"}
-    crashed = [x for i in report["instances"] if i["op"] == "rms_norm" for x in i["inconclusive"]]
+    assert by_op["static_scaled_int8_quant"] == {"inconclusive"}
+    crashed = [x for i in report["instances"] if i["op"] == "static_scaled_int8_quant" for x in i["inconclusive"]]
     assert crashed and all(x["reason"] == "native-crash" and "SIGSEGV" in x["detail"] for x in crashed)
     # Every other instance keeps the verdict of a run without the crash.
     clean = json.loads(kernelvet("scan", ".", "--no-cache", "--format", "json", cwd=repo).stdout)
 
     def verdicts(rep):
         return sorted((i["op"], i["dtype"], tuple(i["models"]), i["verdict"]) for i in rep["instances"]
-                      if i["op"] != "rms_norm")
-    assert verdicts(report) == verdicts(clean)
-    assert report["summary"]["findings"] == clean["summary"]["findings"]
+                      if i["op"] != "static_scaled_int8_quant")
+    assert verdicts(report) and verdicts(report) == verdicts(clean)
+    assert {f["location"]["line"] for f in report["findings"]} == {37}  # dynamic_per_token's own bug
 
 
 def test_a_macro_that_expands_without_end_is_stopped_by_the_memory_cap(tmp_path):
