@@ -56,6 +56,12 @@ def _abstract(ty: T.IntType, bv, lo: int, hi: int, **kw) -> IntV:
     return IntV(ty, bv, lo, hi, iv=lia.CURRENT.bounded(bv, lo, hi), **kw)
 
 
+def truncated(ty: T.IntType, bv, lo: int, hi: int) -> IntV:
+    """A value made of some of another's bits (an intrinsic that reads the low 24 bits): exact as
+    bits, its integer twin bounded by its range."""
+    return _abstract(ty, bv, lo, hi)
+
+
 def convert(v: IntV, to: T.IntType, span: N.Span, stack=()) -> IntV:
     """An integral conversion (implicit or explicit) to ``to``."""
     fr = v.ty

@@ -100,7 +100,24 @@ def warp_id(interp, st, call, this, args):
 
 @model("__mul24", "__umul24")
 def mul24(interp, st, call, this, args):
-    return fresh_result(interp, call, call.name)
+    """The low 32 bits of the product of the operands' low 24 bits, sign-extended for __mul24. When
+    both operands fit in 24 bits (threadIdx.x, a block size) it is the ordinary 32-bit product, wrap
+    sites included; an operand that may not fit is its low 24 bits, exactly as the hardware
+    truncates it, so a finding that rests on the truncation is real."""
+    signed = call.name == "__mul24"
+    ty = T.INT32 if signed else T.UINT32
+    lo24, hi24 = (-(1 << 23), (1 << 23) - 1) if signed else (0, (1 << 24) - 1)
+    stack = interp.stack_spans(st)
+    ops = []
+    for a in args[:2]:
+        if not isinstance(a, IntV):
+            return fresh_result(interp, call, call.name)
+        a = ints.convert(a, ty, call.span, stack)
+        if not (lo24 <= a.lo and a.hi <= hi24):
+            bits = (z3.SignExt if signed else z3.ZeroExt)(8, z3.Extract(23, 0, a.bv))
+            a = ints.truncated(ty, bits, lo24, hi24)
+        ops.append(a)
+    return ints.arith("*", ops[0], ops[1], ty, call.span, stack)
 
 
 def _load_through(interp, st, ptr, call):
