@@ -17,7 +17,8 @@ from .values import Counter
 # does not interpret: a finding that needs one is inconclusive, never a bug on its own.
 UNTRACKED = {"lane": "a value from another lane of the warp", "collective": "the result of a block or warp collective",
              "atomic": "the old value of an atomic", "asm": "the output of inline assembly",
-             "unknown-call": "the result of a function with no body or model"}
+             "unknown-call": "the result of a function with no body or model",
+             "input": "a value the program reads at run time (the clock, a file, the console)"}
 
 
 class BudgetExceeded(Exception):

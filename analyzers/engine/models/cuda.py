@@ -154,7 +154,8 @@ def atomic(interp, st, call, this, args):
     return untracked_result(interp, call, "atomic", "atomic_old")
 
 
-@model("memcpy", "memset", "memmove", "std::memcpy", "std::memset")
+@model("memcpy", "memset", "memmove", "std::memcpy", "std::memset", "__builtin_memcpy", "__builtin_memset",
+       "__builtin_memmove")
 def mem_bytes(interp, st, call, this, args):
     n = args[-1]
     if not isinstance(n, IntV):

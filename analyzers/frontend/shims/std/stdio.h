@@ -11,4 +11,23 @@ int puts(const char* s);
 int getchar(void);
 int putchar(int c);
 int fflush(FILE* f);
+#define EOF (-1)
+#define SEEK_SET 0
+#define SEEK_CUR 1
+#define SEEK_END 2
+extern FILE* stdin;
+FILE* fopen(const char* path, const char* mode);
+int fclose(FILE* f);
+int scanf(const char* fmt, ...);
+int fscanf(FILE* f, const char* fmt, ...);
+int sscanf(const char* s, const char* fmt, ...);
+char* fgets(char* buf, int n, FILE* f);
+int fgetc(FILE* f); int getc(FILE* f); int fputc(int c, FILE* f); int putc(int c, FILE* f);
+int fputs(const char* s, FILE* f);
+size_t fread(void* ptr, size_t size, size_t count, FILE* f);
+size_t fwrite(const void* ptr, size_t size, size_t count, FILE* f);
+int feof(FILE* f); int ferror(FILE* f);
+int fseek(FILE* f, long off, int whence); long ftell(FILE* f); void rewind(FILE* f);
+void perror(const char* s);
+int remove(const char* path); int rename(const char* from, const char* to);
 }
