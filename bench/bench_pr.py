@@ -30,7 +30,8 @@ CHANGES = {
         "const vec g = yv[i];\n    vec r;\n#pragma unroll\n    for (int j = 0; j < VEC; ++j) {\n"
         "      r.val[j] = static_cast<scalar_t>(gelu_tanh(static_cast<float>(a.val[j])) * static_cast<float>(g.val[j]));"),
     "static_scaled_int8_quant launcher fix (quant_kernels.cu)": (
-        "csrc/quant_kernels.cu", "const int num_elems = input.numel();", "const int64_t num_elems = input.numel();"),
+        "csrc/quant_kernels.cu", "const int num_elems = input.numel();\n  dim3 grid(minivllm::ceil_div(num_elems, 256));",
+        "const int64_t num_elems = input.numel();\n  dim3 grid(minivllm::ceil_div<int64_t>(num_elems, 256));"),
     "fused_add_rms_norm kernel fix (layernorm_kernels.cu)": (
         "csrc/layernorm_kernels.cu", "const int id = blockIdx.x * vec_hidden_size + idx;\n    vec x = input_v[id];",
         "const int64_t id = static_cast<int64_t>(blockIdx.x) * vec_hidden_size + idx;\n    vec x = input_v[id];"),
