@@ -27,10 +27,7 @@ def _dtype(v: str | None) -> str | None:
     return c
 
 
-class DimRange(Strict):
-    min: StrictInt = Field(ge=0)
-    max: StrictInt = Field(le=2**63 - 1)
-
+class _Ordered(Strict):
     @model_validator(mode="after")
     def ordered(self):
         if self.min > self.max:
@@ -38,19 +35,18 @@ class DimRange(Strict):
         return self
 
 
-class ReturnRange(Strict):
+class DimRange(_Ordered):
+    min: StrictInt = Field(ge=0)
+    max: StrictInt = Field(le=2**63 - 1)
+
+
+class ReturnRange(_Ordered):
     """What a repository function returns, as its maintainers state it: calls are answered with any
     value in [min, max] instead of being followed (a device query behind a cache, an environment
     switch)."""
 
     min: StrictInt = Field(ge=-(2**63))
     max: StrictInt = Field(le=2**63 - 1)
-
-    @model_validator(mode="after")
-    def ordered(self):
-        if self.min > self.max:
-            raise ValueError(f"min {self.min} is above max {self.max}")
-        return self
 
 
 class ModelEntry(Strict):

@@ -67,29 +67,19 @@ def file_status(interp, st, call, this, args):
     return _status(interp, call)
 
 
-@model("fread")
-def read_items(interp, st, call, this, args):
-    """fread(ptr, size, count, f): up to size * count bytes written at ptr."""
+@model("fread", "fwrite")
+def file_items(interp, st, call, this, args):
+    """fread / fwrite(ptr, size, count, f): up to size * count bytes written (fread) or read
+    (fwrite) at ptr."""
     ptr, size, count = args[0], args[1], args[2]
+    write = call.name == "fread"
     if isinstance(ptr, PtrV) and isinstance(size, IntV) and isinstance(count, IntV):
         from .. import ints
         n = ints.arith("*", ints.convert(size, T.UINT64, call.span), ints.convert(count, T.UINT64, call.span),
                        T.UINT64, call.span, interp.stack_spans(st))
-        _check_range(interp, st, ptr, n, True, call.span)
-        if ptr.region.tracked:
+        _check_range(interp, st, ptr, n, write, call.span)
+        if write and ptr.region.tracked:
             st.clear_content(ptr.region)
-    return _status(interp, call)
-
-
-@model("fwrite")
-def write_items(interp, st, call, this, args):
-    """fwrite(ptr, size, count, f): size * count bytes read at ptr."""
-    ptr, size, count = args[0], args[1], args[2]
-    if isinstance(ptr, PtrV) and isinstance(size, IntV) and isinstance(count, IntV):
-        from .. import ints
-        n = ints.arith("*", ints.convert(size, T.UINT64, call.span), ints.convert(count, T.UINT64, call.span),
-                       T.UINT64, call.span, interp.stack_spans(st))
-        _check_range(interp, st, ptr, n, False, call.span)
     return _status(interp, call)
 
 
