@@ -333,3 +333,29 @@ def test_unreadable_manifests_are_usage_errors(tmp_path, name, content, message)
     (tmp_path / "k.yaml").write_bytes(content)
     r = kernelvet("manifest", "check", "k.yaml", cwd=tmp_path)
     assert r.returncode == 2 and message in r.stderr and "internal error" not in r.stderr, r.stderr
+
+
+def test_a_solver_query_never_outlives_the_instance_budget(monkeypatch):
+    """Each z3 query's wall-clock timeout is cut to what remains of the instance's budget (a query in
+    progress overran a 2 s budget almost tenfold); the deterministic rlimit decides within it."""
+    from analyzers.engine import solver as solver_module
+    seen: dict = {}
+
+    class Recorder:
+        def set(self, key, value):
+            seen[key] = value
+
+    class Tactic:
+        def __init__(self, name):
+            pass
+
+        def solver(self):
+            return Recorder()
+
+    monkeypatch.setattr(solver_module.z3, "Tactic", Tactic)
+    solver_module.Solver(10_000, 1000, remaining=lambda: 0.3)._new()
+    assert seen["timeout"] == 350 and seen["rlimit"] == 1000
+    solver_module.Solver(10_000, 1000, remaining=lambda: -5.0)._new()
+    assert seen["timeout"] == 50  # past the budget: the query gives up at once, the next tick times out
+    solver_module.Solver(10_000, 1000)._new()
+    assert seen["timeout"] == 60_000
