@@ -22,11 +22,18 @@ def kernelvet(*args, cwd=None) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def example_report():
-    r = kernelvet("scan", str(EXAMPLE), "--format", "json", "--no-cache")  # the checkout stays as it is
+def example_run(tmp_path_factory):
+    """One uncached scan of the example: its text report on stdout and its JSON report beside it."""
+    json_path = tmp_path_factory.mktemp("example") / "report.json"
+    r = kernelvet("scan", str(EXAMPLE), "--no-cache", "--json", str(json_path))  # the checkout stays as it is
     assert r.returncode == 1, r.stderr
     assert "Traceback" not in r.stderr
-    return json.loads(r.stdout)
+    return r.stdout, json.loads(json_path.read_text())
+
+
+@pytest.fixture(scope="module")
+def example_report(example_run):
+    return example_run[1]
 
 
 def _example_prefix() -> str:
@@ -123,11 +130,10 @@ def test_launcher_numel_witness_exceeds_int(example_report):
     assert f["fix"]["replacement_line"].strip() == "const int64_t num_elems = input.numel();"
 
 
-def test_text_format_names_place_check_and_witness():
-    r = kernelvet("scan", str(EXAMPLE), "--no-cache")
-    assert r.returncode == 1
-    assert "csrc/quant_kernels.cu:55:25: narrowing: conversion of `input.numel()` from long to int" in r.stdout
-    assert "witness: batch=" in r.stdout and "instances:" in r.stdout
+def test_text_format_names_place_check_and_witness(example_run):
+    text = example_run[0]
+    assert "csrc/quant_kernels.cu:55:25: narrowing: conversion of `input.numel()` from long to int" in text
+    assert "witness: batch=" in text and "instances:" in text
 
 
 def make_repo(tmp_path: Path, kernel: str, manifest_extra: str = "") -> Path:
