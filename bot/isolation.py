@@ -16,7 +16,12 @@ DEFAULT_MEMORY_GB = 8.0
 
 
 class IsolatedFailure(Exception):
-    """The isolated call did not return: why, in words (the signal's name, the limit)."""
+    """The isolated call did not return: why, in words (the signal's name, the limit); ``kind``:
+    'timeout' (the limit), 'crash' (a signal or an exit) or 'error' (an exception in the child)."""
+
+    def __init__(self, message: str, kind: str = "crash"):
+        super().__init__(message)
+        self.kind = kind
 
 
 def memory_limit_bytes() -> int | None:
@@ -96,7 +101,7 @@ def run_isolated(fn, *args, timeout: float):
     if status == "ok":
         return value
     if status == "error":
-        raise IsolatedFailure(value)
+        raise IsolatedFailure(value, "error")
     if status == "timeout":
-        raise IsolatedFailure(f"it ran past its hard time limit of {timeout:g} s and was stopped")
-    raise IsolatedFailure(describe_exit(proc.exitcode))
+        raise IsolatedFailure(f"it ran past its hard time limit of {timeout:g} s and was stopped", "timeout")
+    raise IsolatedFailure(describe_exit(proc.exitcode), "crash")

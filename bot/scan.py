@@ -332,17 +332,12 @@ def _run_pool(tasks, jobs: int, setup, planned, finish, hard_s: float) -> None:
             if lost[key] < 2:
                 again.append((kind, idx))
                 continue
-            try:
-                outcome = run_isolated(_task_alone, setup, kind, [planned[i] for i in idx],
-                                       timeout=hard_s * len(idx))
-            except IsolatedFailure as exc:
-                reason = "timeout" if "hard time limit" in str(exc) else "native-crash"
+            outcome = _run_alone(setup, kind, [planned[i] for i in idx], hard_s * len(idx))
+            if isinstance(outcome, IsolatedFailure):
                 for i in idx:
-                    finish(i, (_failed(planned[i], reason, f"the analysis of this instance stopped: {exc}; "
-                                       "the other instances were not affected"), False))
+                    finish(i, (_stopped(planned[i], outcome), False))
                 continue
-            _take(kind, idx, outcome, finish, lambda k, ix: finish(ix[0], run_isolated_or_failed(setup, planned[ix[0]],
-                                                                                                hard_s)))
+            _take(kind, idx, outcome, finish, lambda k, ix: finish(ix[0], _verify_alone(setup, planned[ix[0]], hard_s)))
         queue = again
 
 
@@ -364,12 +359,22 @@ def _task_alone(setup, kind: str, items: list):
     return _probe_in_worker(items)
 
 
-def run_isolated_or_failed(setup, p, hard_s: float):
+def _run_alone(setup, kind: str, items: list, timeout: float):
+    """The task's outcome, run in an isolated process; or the IsolatedFailure that stopped it."""
     try:
-        return run_isolated(_task_alone, setup, "verify", [p], timeout=hard_s)
+        return run_isolated(_task_alone, setup, kind, items, timeout=timeout)
     except IsolatedFailure as exc:
-        reason = "timeout" if "hard time limit" in str(exc) else "native-crash"
-        return _failed(p, reason, f"the analysis of this instance stopped: {exc}"), False
+        return exc
+
+
+def _verify_alone(setup, p: Planned, hard_s: float):
+    outcome = _run_alone(setup, "verify", [p], hard_s)
+    return (_stopped(p, outcome), False) if isinstance(outcome, IsolatedFailure) else outcome
+
+
+def _stopped(p: Planned, exc: IsolatedFailure) -> InstanceResult:
+    reason = {"timeout": "timeout", "crash": "native-crash"}.get(exc.kind, "internal-error")
+    return _failed(p, reason, f"the analysis of this instance stopped: {exc}; the other instances were not affected")
 
 
 _WORKER: dict = {}
