@@ -15,7 +15,7 @@ from .frontend import discover
 from .frontend.crosstu import CrossTU
 from .frontend.includes import IncludeGraph, IncludeResolver
 from .frontend.lower import Lowerer
-from .frontend.parse import ParseConfig, ParsedFile, ParseError, parse_file
+from .frontend.parse import ParseConfig, ParsedFile, ParseError, parse_file, shown_path
 from .frontend.typemap import qualified_name
 from .kir import nodes as N
 
@@ -48,17 +48,6 @@ class LoweredOp:
         return self._fingerprint
 
 
-def _shown(file, root: Path) -> str:
-    """A path as the repository names it; never an absolute path from outside."""
-    p = Path(file)
-    if not p.is_absolute():
-        return str(p)
-    try:
-        return str(p.relative_to(root))
-    except ValueError:
-        return p.name
-
-
 class Workspace:
     def __init__(self, root: Path, include_dirs=(), defines: dict | None = None, arch: str = "sm_80",
                  std: str = "c++17"):
@@ -82,7 +71,7 @@ class Workspace:
         path = self.path(file)
         if path not in self._units:
             if self.outside(file):
-                raise ParseError(f"{_shown(file, self.root)}: resolves outside the repository (a symlink, or a path "
+                raise ParseError(f"{shown_path(file, self.root)}: resolves outside the repository (a symlink, or a path "
                                  "that leaves it): not read")
             if not path.is_file():
                 raise OpNotFound(f"{file}: no such file in the workspace")

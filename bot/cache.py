@@ -24,7 +24,7 @@ from analyzers.findings import InstanceResult
 from analyzers.kir.nodes import Span
 
 from .cache_schema import valid_entry
-from .serialize import result_in, result_out, spans_of
+from .serialize import remap_spans, result_in, result_out, spans_of
 
 FORMAT = "kernelvet.cache/1"
 _MENTION = re.compile(r"(?P<file>[A-Za-z0-9_][A-Za-z0-9_./+\-]*\.[A-Za-z0-9]+):(?P<line>\d+)")
@@ -339,11 +339,11 @@ def _relocate(result: InstanceResult, files: dict, root: Path) -> InstanceResult
             return f"{mo.group('file')}:{m.get(int(mo.group('line')), mo.group('line'))}" if m else mo.group(0)
         return _MENTION.sub(sub, t)
 
-    findings = []
+    # The result was just read from its entry: it is changed in place.
+    remap_spans(result, sp)
     for f in result.findings:
-        findings.append(replace(
-            f, message=txt(f.message), location=sp(f.location), expression=sp(f.expression), access=sp(f.access),
-            witness={txt(k): v for k, v in f.witness.items()}, trace=[sp(s) for s in f.trace],
-            related=[sp(s) for s in f.related], fix=None if f.fix is None else replace(f.fix, span=sp(f.fix.span))))
-    inconclusive = [replace(i, detail=txt(i.detail), span=sp(i.span)) for i in result.inconclusive]
-    return replace(result, findings=findings, inconclusive=inconclusive, assumptions=[txt(a) for a in result.assumptions])
+        f.message, f.witness = txt(f.message), {txt(k): v for k, v in f.witness.items()}
+    for i in result.inconclusive:
+        i.detail = txt(i.detail)
+    result.assumptions = [txt(a) for a in result.assumptions]
+    return result

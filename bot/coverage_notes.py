@@ -33,36 +33,37 @@ def reached_files(ws: Workspace, op_files: set[str]) -> set[str]:
     return out
 
 
-def why_unreached(ws: Workspace, file: str) -> tuple[str, int]:
-    """Why no instance verified ``file``, and the line it concerns (0: the whole file)."""
+def why_unreached(ws: Workspace, file: str) -> tuple[str, int, str | None]:
+    """Why no instance verified ``file``, the line it concerns (0: the whole file), and, for a
+    source nothing launches, which kind: 'bare-kernels' or 'no-op' (a diff words those itself)."""
     path = ws.root / file
     if ws.outside(file):
-        return "resolves outside the repository (a symlink that leaves it): not read", 0
+        return "resolves outside the repository (a symlink that leaves it): not read", 0, None
     if not path.is_file():
-        return "no such file", 0
+        return "no such file", 0, None
     if path.suffix not in PARSED_SUFFIXES:
-        return "not a CUDA or C++ source: nothing in it was verified", 0
+        return "not a CUDA or C++ source: nothing in it was verified", 0, None
     try:
         head = path.read_bytes()[:65536]
     except OSError as exc:
-        return f"cannot be read ({exc.strerror})", 0
+        return f"cannot be read ({exc.strerror})", 0, None
     if b"\0" in head:
-        return "a binary file, not CUDA source: nothing in it was verified", 0
+        return "a binary file, not CUDA source: nothing in it was verified", 0, None
     try:
         # Parsed in a forked child: a file that crashes libclang is named, the run goes on.
         kernels, error = run_isolated(_kernels_and_first_error, ws, file, timeout=300.0)
     except IsolatedFailure as exc:
-        return f"cannot be parsed: libclang did not finish it ({exc})", 0
+        return f"cannot be parsed: libclang did not finish it ({exc})", 0, None
     except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
-        return f"cannot be parsed ({exc})", 0
+        return f"cannot be parsed ({exc})", 0, None
     if kernels:
         names = ", ".join(f"{name} (line {line})" for name, line in kernels[:5])
         more = f" and {len(kernels) - 5} more" if len(kernels) > 5 else ""
         return (f"kernels {names}{more} have no launcher in the scanned files, so nothing verified them: "
-                "scan the file that launches them too", kernels[0][1])
+                "scan the file that launches them too", kernels[0][1], "bare-kernels")
     if error is not None:
-        return f"does not compile: {error[0]}", error[1]
-    return "no op launches a kernel from it, and no verified op includes it: nothing in it was verified", 0
+        return f"does not compile: {error[0]}", error[1], None
+    return "no op launches a kernel from it, and no verified op includes it: nothing in it was verified", 0, "no-op"
 
 
 def _kernels_and_first_error(ws: Workspace, file: str):
@@ -82,7 +83,7 @@ def account(report, ws: Workspace, asked: list[str] | set[str]) -> None:
     reached = reached_files(ws, op_files)
     for f in sorted(set(asked)):
         if f not in reached:
-            why, line = why_unreached(ws, f)
+            why, line, _ = why_unreached(ws, f)
             report.note_unverified(f, why, line)
     seen = set()
     for f in sorted(op_files):

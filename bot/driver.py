@@ -73,8 +73,10 @@ def account_changes(report: ScanReport, ws: Workspace, changes: ChangeSet, impac
     report.touched = set(changes.paths())
     for f in sorted(report.touched):
         if f.endswith(CUDA_SUFFIXES) and f not in impact.reached and (ws.root / f).is_file():
-            why, line = why_unreached(ws, f)
-            if why.startswith("kernels") or why.startswith("no op"):
-                why = "no op of the manifest reaches it" + (f" ({why})" if why.startswith("kernels") else "")
+            why, line, kind = why_unreached(ws, f)
+            if kind == "bare-kernels":
+                why = f"no op of the manifest reaches it ({why})"
+            elif kind == "no-op":
+                why = "no op of the manifest reaches it"
             report.note_unverified(f, why, line)
     report.note_compile_errors()

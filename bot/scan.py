@@ -20,6 +20,7 @@ from .exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_UNVERI
 from .cache import ResultCache, cache_key, closure_key, linked_keys
 from . import zeroconfig
 from .irhash import op_hash
+from .serialize import remap_spans
 from .manifest import LoadedManifest, Planned, expand
 from .manifest.schema import Manifest
 
@@ -105,18 +106,9 @@ class ScanReport:
 
         seen: set[int] = set()
         for ir in self.instances:
-            r = ir.result
-            if id(r) in seen:
-                continue
-            seen.add(id(r))
-            for f in r.findings:
-                f.location, f.expression, f.access = sp(f.location), sp(f.expression), sp(f.access)
-                f.trace = [sp(t) for t in f.trace]
-                f.related = [sp(t) for t in f.related]
-                if f.fix is not None:
-                    f.fix.span = sp(f.fix.span)
-            for inc in r.inconclusive:
-                inc.span = sp(inc.span)
+            if id(ir.result) not in seen:
+                seen.add(id(ir.result))
+                remap_spans(ir.result, sp)
         for m in self.findings:
             m.suppressed_at = str(prefix / m.suppressed_at) if m.suppressed_at else m.suppressed_at
         self.unverified = [replace(u, file=str(prefix / u.file) if u.file != "." else str(prefix))

@@ -59,6 +59,19 @@ def result_in(d: dict) -> InstanceResult:
     )
 
 
+def remap_spans(r: InstanceResult, sp) -> None:
+    """Replace every span of the result (those spans_of lists) by ``sp(span)``, in place: lines
+    moved by an edit (the cache), paths rebased to the repository root (a scan below it)."""
+    for f in r.findings:
+        f.location, f.expression, f.access = sp(f.location), sp(f.expression), sp(f.access)
+        f.trace = [sp(s) for s in f.trace]
+        f.related = [sp(s) for s in f.related]
+        if f.fix is not None:
+            f.fix.span = sp(f.fix.span)
+    for i in r.inconclusive:
+        i.span = sp(i.span)
+
+
 def spans_of(r: InstanceResult):
     """Every span a result refers to (for relocation after an edit that moved lines)."""
     for f in r.findings:

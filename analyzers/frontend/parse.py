@@ -114,11 +114,16 @@ class ParseError(Exception):
     pass
 
 
-def _relative(path: Path, workspace: Path) -> str:
+def shown_path(path, workspace: Path) -> str:
+    """A path as the repository names it, for messages: relative to the workspace, and never an
+    absolute path from outside it (only the file's name)."""
+    p = Path(path)
+    if not p.is_absolute():
+        return str(p)
     try:
-        return str(Path(path).resolve().relative_to(Path(workspace).resolve()))
+        return str(p.relative_to(Path(workspace).resolve()))
     except ValueError:
-        return Path(path).name
+        return p.name
 
 
 def clang_args(cfg: ParseConfig) -> list[str]:
@@ -160,13 +165,13 @@ def parse_file(path: Path, cfg: ParseConfig, resolver: IncludeResolver | None = 
         # their instantiated bodies.
         tu = index().parse(str(path), args=clang_args(cfg), unsaved_files=unsaved)
     except ci.TranslationUnitLoadError as exc:
-        raise ParseError(f"{_relative(path, cfg.workspace)}: libclang could not parse the file ({exc}; a crash or "
+        raise ParseError(f"{shown_path(path, cfg.workspace)}: libclang could not parse the file ({exc}; a crash or "
                          "the memory limit inside libclang)") from exc
     outside = outside_inclusions(tu, cfg.workspace, {f for f, t in unsaved if t == ""})
     if outside:
         # A header reached through a symlink that leaves the workspace: nothing of the parse is used,
         # and the outside path itself is not echoed (only that there is one).
-        raise ParseError(f"{_relative(path, cfg.workspace)}: includes a file that resolves outside the repository "
+        raise ParseError(f"{shown_path(path, cfg.workspace)}: includes a file that resolves outside the repository "
                          f"({len(outside)} such file{'s' if len(outside) != 1 else ''}): not analysed")
     errors = []
     for d in tu.diagnostics:

@@ -48,7 +48,7 @@ def open_cache(args, root: Path):
         print(f"kernelvet: note: the result cache {d} is a symlink that leads outside the repository: not used "
               "(nothing is read from it or written to it)", file=sys.stderr)
         return None
-    if committed_files(Path(d), root):
+    if committed_files(Path(d)):
         # Entries that come with the checkout come from whoever wrote the commit: a pull request
         # could make its own bugs 'verified' (docs/cache.md, "Trust").
         print(f"kernelvet: note: the result cache {d} holds files committed to the repository: not used "
@@ -124,7 +124,7 @@ def leaves_workspace(path: Path, root: Path | None = None) -> bool:
     return not Path(os.path.realpath(written)).is_relative_to(Path(os.path.realpath(base)))
 
 
-def committed_files(directory: Path, root: Path) -> bool:
+def committed_files(directory: Path) -> bool:
     """Whether git tracks any file under ``directory`` (a directory of the work tree)."""
     import subprocess
     d = Path(os.path.abspath(directory))

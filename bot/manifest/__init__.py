@@ -119,10 +119,10 @@ def _nesting(text: str) -> int:
 
 def _load(path: Path) -> LoadedManifest:
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
+        text = YamlDoc.read_text(path)
         if _nesting(text) > MAX_NESTING:
             raise ManifestError([f"{path}:1:1: nested more than {MAX_NESTING} levels deep: not a manifest"])
-        doc = YamlDoc.read(path)
+        doc = YamlDoc(path, text)
     except FileNotFoundError:
         raise ManifestError([f"{path}: no such manifest"]) from None
     except IsADirectoryError:

@@ -45,8 +45,12 @@ class YamlDoc:
 
     @classmethod
     def read(cls, path: Path) -> "YamlDoc":
-        """Raises ``UnicodeError`` with the line and column of the first byte that is not UTF-8
-        (in its message), and ``IsADirectoryError`` for a directory."""
+        return cls(path, cls.read_text(path))
+
+    @staticmethod
+    def read_text(path: Path) -> str:
+        """The file as UTF-8 text. Raises ``UnicodeError`` with the line and column of the first
+        byte that is not UTF-8 (in its message), and ``IsADirectoryError`` for a directory."""
         raw = path.read_bytes()
         try:
             text = raw.decode("utf-8")
@@ -55,7 +59,7 @@ class YamlDoc:
             col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
             raise UnicodeError(f"{path}:{line}:{col}: not UTF-8 (byte 0x{raw[exc.start]:02x}): a manifest is UTF-8 "
                                "text") from None
-        return cls(path, text)
+        return text
 
     def lines(self, loc: tuple) -> tuple[int, int] | None:
         """The first and last line (1-based) of the value at ``loc``; None when the document has none."""
