@@ -17,6 +17,9 @@ CHECKS = {
     "launch-config": "Launch configuration outside CUDA's limits",
     "misaligned": "Misaligned access: the address is not a multiple of the accessed type's alignment (at most 16 bytes)",
     "null-deref": "Dereference of a null pointer (a nullptr passed for an absent optional tensor, an empty optional)",
+    "race": "Data race on shared memory: two threads of a block access the same bytes in one barrier interval, one writing",
+    "barrier-divergence": "A block barrier reached by some threads of a block and not by others",
+    "sync-mask": "A warp primitive whose mask names a lane that does not reach it (or does not exist)",
 }
 
 

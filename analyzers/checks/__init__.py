@@ -6,10 +6,15 @@ from .base import Check
 from .launch import LaunchCheck
 from .oob import BoundsCheck
 from .overflow import OverflowCheck
+from .race import RaceCheck
+from .divergence import BarrierDivergenceCheck
+from .syncmask import SyncMaskCheck
 
 
 def default_checks() -> list[Check]:
-    return [BoundsCheck(), OverflowCheck(), LaunchCheck(), AlignmentCheck()]
+    return [BoundsCheck(), OverflowCheck(), LaunchCheck(), AlignmentCheck(), RaceCheck(), BarrierDivergenceCheck(),
+            SyncMaskCheck()]
 
 
-__all__ = ["Check", "default_checks", "BoundsCheck", "OverflowCheck", "LaunchCheck", "AlignmentCheck"]
+__all__ = ["Check", "default_checks", "BoundsCheck", "OverflowCheck", "LaunchCheck", "AlignmentCheck", "RaceCheck",
+           "BarrierDivergenceCheck", "SyncMaskCheck"]

@@ -20,6 +20,15 @@ class Check:
     def on_launch(self, ctx: Context, st, ev) -> None:
         pass
 
+    def on_barrier(self, ctx: Context, st, ev) -> None:
+        pass
+
+    def on_warp_sync(self, ctx: Context, st, ev) -> None:
+        pass
+
+    def on_kernel_end(self, ctx: Context, threads) -> None:
+        """The launch's kernel has run on every path (``threads``: engine/threads.py)."""
+
 
 def depends_on_summary(ctx: Context, cond: z3.ExprRef, model=None, rank: int = 0) -> str | None:
     """The name of a havocked loop value the condition depends on, if any: a finding that needs one

@@ -8,8 +8,7 @@ import z3
 from ..engine import ints
 from .base import Check, depends_on_summary, make_finding, span_key, value_of
 
-DEFAULT_SMEM = 48 * 1024
-MAX_SMEM_OPTIN = 227 * 1024  # H100/H200: the most a block may opt in to
+from ..limits import DEFAULT_SMEM
 
 
 class LaunchCheck(Check):

@@ -105,6 +105,7 @@ class Context:
         self.loop_written: dict[int, str] = {}  # region id -> the loop summary that may have written it
         self.replay_pins: list = []  # (rank, inputs) of findings a loop summary could not settle
         self.pin_terms = replay.pin_terms(self.options.pins)  # [(constant, value)] of a replay
+        self.threads = None  # the running launch's facts for the thread checks (threads.LaunchThreads)
 
     # ------------------------------------------------------------ budgets
 

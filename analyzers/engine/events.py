@@ -21,6 +21,8 @@ class Access:
     vector: bool = False  # a vector access (float4, int4, ...): alignment matters
     align: int = 1
     within: tuple | None = None  # (byte offset IntV, count, element size) of the sub-array indexed
+    atomic: bool = False  # one half of an atomic read-modify-write
+    value: object = None  # what a write stores (a Val)
 
 
 @dataclass(frozen=True)
@@ -43,3 +45,25 @@ class LaunchEvent:
     span: N.Span
     stack: tuple
     max_threads: int | None = None  # the kernel's __launch_bounds__
+
+
+@dataclass(frozen=True)
+class Barrier:
+    """A barrier reached: ``scope`` block (``__syncthreads``, a block ``sync()``, a cub block
+    collective) or warp (``__syncwarp``)."""
+
+    scope: str
+    name: str
+    span: N.Span
+    stack: tuple
+
+
+@dataclass(frozen=True)
+class WarpSync:
+    """A warp primitive that names the lanes taking part (``__shfl_sync``, ``__ballot_sync``,
+    ``__syncwarp``...): every lane of ``mask`` must reach it."""
+
+    name: str
+    mask: IntV
+    span: N.Span
+    stack: tuple

@@ -16,14 +16,14 @@ from .events import LaunchEvent, Sink
 from .memory import PathEnd
 from .models.std import is_string_class, string_holding
 from .state import Frame, State, fresh_value, new_frame_id
+from .threads import values_terms
 from .relations import TensorFacts
 from .values import BoolV, FloatV, FuncV, IntV, LazyDtype, OpaqueV, OptionalV, PtrV, Region, StructV, TensorV, const_int
 
 UINT = T.UINT32
 DIM3 = T.StructType("dim3", (T.Field("x", UINT, 0), T.Field("y", UINT, 4), T.Field("z", UINT, 8)), 12, 4)
 UINT3 = T.StructType("uint3", DIM3.fields, 12, 4)
-MAX_BLOCK = (1024, 1024, 64)
-MAX_GRID = ((1 << 31) - 1, 65535, 65535)
+from ..limits import DEFAULT_SMEM, MAX_BLOCK, MAX_GRID, MAX_THREADS_PER_BLOCK
 # The size of an allocation only the caller knows: large enough for any offset an access can form.
 UNCHECKED_SIZE = 1 << 62
 
@@ -349,12 +349,11 @@ class HostOps:
             refined[name] = StructV(DIM3, fields)
         b = refined["block"].fields
         machine = {a: ints.machine_int(v) for a, v in b.items()}
-        max_threads = min(kernel.max_threads or 1024, 1024)
+        max_threads = min(kernel.max_threads or MAX_THREADS_PER_BLOCK, MAX_THREADS_PER_BLOCK)
         kst.assume(lia.CURRENT.register(
             z3.ULE(z3.ZeroExt(32, b["x"].bv) * z3.ZeroExt(32, b["y"].bv) * z3.ZeroExt(32, b["z"].bv), max_threads),
             machine["x"] * machine["y"] * machine["z"] <= max_threads))
         # Nor does a launch that asks for more dynamic shared memory than the kernel may have.
-        from ..checks.launch import DEFAULT_SMEM
         limit = getattr(self.ctx, "smem_limit", DEFAULT_SMEM)
         wide = z3.ZeroExt(64 - smem.ty.bits, smem.bv) if smem.ty.bits < 64 else smem.bv
         kst.assume(lia.CURRENT.register(z3.ULE(wide, limit), ints.machine_int(smem) <= limit))
@@ -377,6 +376,7 @@ class HostOps:
         thread = Thread(e.name, refined["grid"], refined["block"], StructV(UINT3, bid), StructV(UINT3, tid),
                         symbols, dyn)
         kst.thread = thread
+        self.start_threads(kst, thread, values_terms([*args, refined["grid"], refined["block"], smem]))
         previous, previous_key = self.ctx.kernel, self.ctx.kernel_key
         self.ctx.kernel, self.ctx.kernel_key = e.name, e.kernel
         self.ctx.kernel_names[e.kernel] = e.name
@@ -387,10 +387,13 @@ class HostOps:
             frame_stack = kst.stack
             self.invoke(kernel, kst, None, args, e.span)
             kst.stack = frame_stack
+            self.end_threads()
         except PathEnd as pe:
             if pe.status == "stuck":
                 self.ctx.stuck(pe.kind, pe.reason, pe.span)
+            self.end_threads()  # what the paths that ran logged is still decided
         finally:
+            self.ctx.threads = None
             self.ctx.kernel, self.ctx.kernel_key = previous, previous_key
             spent = self.ctx.kernel_seconds
             spent[e.kernel] = spent.get(e.kernel, 0.0) + budget_clock() - started

@@ -18,9 +18,10 @@ from .memory import MemoryOps, PathEnd
 from .relations import FactOps
 from .state import use_unwritten
 from .stmts import StmtOps
+from .threads import ThreadOps
 
 
-class Interpreter(MemoryOps, ExprOps, StmtOps, LoopOps, InvariantOps, CallOps, HostOps, FactOps):
+class Interpreter(MemoryOps, ExprOps, StmtOps, LoopOps, InvariantOps, CallOps, HostOps, FactOps, ThreadOps):
     def __init__(self, program: N.Program, ctx: Context):
         self.program = program
         self.ctx = ctx
@@ -32,6 +33,8 @@ class Interpreter(MemoryOps, ExprOps, StmtOps, LoopOps, InvariantOps, CallOps, H
         self._shapes: dict = {}
         self.null_region = self.new_region("null", "nullptr", 0)
         self.cast_pointee = None  # (untyped data_ptr() call, element type) of the cast being evaluated
+        self.atomic_access = False  # inside an atomic's read-modify-write
+        self.loop_depth = 0  # loops around the statement running (an atomic in one may run many times)
 
 
 Interpreter._rv = dict(ExprOps._rv)

@@ -151,6 +151,13 @@ class LoopOps:
     # ------------------------------------------------------------ unrolling, then summary
 
     def run_loop(self, loop: N.Stmt, cond, inc, body, st: State, body_first: bool) -> list[State]:
+        self.loop_depth += 1
+        try:
+            return self._run_loop(loop, cond, inc, body, st, body_first)
+        finally:
+            self.loop_depth -= 1
+
+    def _run_loop(self, loop: N.Stmt, cond, inc, body, st: State, body_first: bool) -> list[State]:
         exits: list[State] = []
         pending: list[State] = []
         states = [st]
@@ -176,7 +183,7 @@ class LoopOps:
                         if not self._forks(loop, cond, inc, body, c):
                             pending.append(x)
                             continue
-                        sides = self.branches(x, c)
+                        sides = self.branches(x, c, loop.span)
                         exits.extend(y for holds, y in sides if not holds)
                         x = next((y for holds, y in sides if holds), None)
                         if x is None:
@@ -271,12 +278,14 @@ class LoopOps:
             if invariant is not None:
                 st.assume(invariant)
         entry = st.fork()
+        self.loop_epochs(loop, cond, inc, body, entry, st, k, where)
+        pair = self.new_pair()
         if inside is not None:
             entry.assume(inside)
         if cond is not None:
             c = self.truth(self.eval(cond, entry), loop.span)
             self._bound_sink(shape, entry, loop)
-            entry.assume(c)
+            self.assume_decision(entry, c, loop.span, pair, True, self.loop_barriers(loop, cond, inc, body) != (0, 0))
         out: list[State] = []
         if self.ctx.feasible(entry.pc):
             going, done = self.iteration(body, inc, entry)
@@ -293,7 +302,8 @@ class LoopOps:
             self._exit_iteration(shape, exit_state, cond, k, exits_at, loop)
         if cond is not None:
             c = self.truth(self.eval(cond, exit_state), loop.span)
-            exit_state.assume(z3.Not(c))
+            self.assume_decision(exit_state, z3.Not(c), loop.span, pair, False,
+                                 self.loop_barriers(loop, cond, inc, body) != (0, 0))
             if self.ctx.feasible(exit_state.pc):
                 out.append(exit_state)
         return out

@@ -111,7 +111,7 @@ class MemoryOps:
 
     # ------------------------------------------------------------ loads and stores
 
-    def emit_access(self, st: State, loc: Loc, size: int, write: bool, span: N.Span, guard=None) -> None:
+    def emit_access(self, st: State, loc: Loc, size: int, write: bool, span: N.Span, guard=None, value=None) -> None:
         region = loc.region
         within = getattr(loc, "within", None)
         if region.tracked and region.kind in ("local", "param"):
@@ -123,7 +123,7 @@ class MemoryOps:
                 return
         vec = isinstance(T.strip_ref(loc.ty), T.StructType) and size in (8, 16) and region.kind != "param"
         ev = Access(region, loc.off, size, write, span, self.stack_spans(st), guard, vec, T.strip_ref(loc.ty).align,
-                    within)
+                    within, self.atomic_access, value)
         for check in self.ctx.checks:
             check.on_access(self.ctx, st, ev)
 
@@ -164,6 +164,8 @@ class MemoryOps:
             return self._load_tracked(st, loc.region, loc.off, ty, span)
         v = self._load_untracked(st, loc.region, ty, span)
         self.facts_on_load(st, loc.region, loc.off, v, span)
+        if st.epoch is not None:
+            self.note_uniform_load(st, loc.region, loc.off, v)
         return v
 
     def store(self, st: State, loc, value: Val, span: N.Span) -> None:
@@ -174,10 +176,10 @@ class MemoryOps:
                     self.emit_access(st, sub, max(T.strip_ref(sub.ty).size, 1), True, span, c)
                     self._store_tracked(st, sub.region, sub.off, sub.ty, merge_values(c, value, old) or value, span)
                 else:
-                    self.emit_access(st, sub, max(T.strip_ref(sub.ty).size, 1), True, span, c)
+                    self.emit_access(st, sub, max(T.strip_ref(sub.ty).size, 1), True, span, c, value)
             return
         ty = T.strip_ref(loc.ty)
-        self.emit_access(st, loc, max(ty.size, 1), True, span)
+        self.emit_access(st, loc, max(ty.size, 1), True, span, value=value)
         if loc.region.kind == "null":
             raise PathEnd("abort", "null dereference", span, kind="null")
         if loc.region.tracked:

@@ -47,6 +47,7 @@ class State:
     thread: object = None  # the kernel thread context while in a kernel
     stuck: tuple | None = None  # (reason, span) when an unsupported construct stopped the path
     depth: int = 0
+    epoch: tuple | None = None  # in a kernel: (block, warp) barriers passed (engine/threads.py)
 
     # ------------------------------------------------------------ forking
 
@@ -62,6 +63,7 @@ class State:
             thread=self.thread,
             stuck=self.stuck,
             depth=self.depth,
+            epoch=self.epoch,
         )
         self.owned = set()  # both now share every content dict; whoever writes next copies
         return s
@@ -225,7 +227,10 @@ def try_merge(a: State, b: State) -> State | None:
         if retval is None and (a.retval is not None or b.retval is not None):
             return None
     pc = prefix + ((z3.Or(ca, cb),) if ra or rb else ())
-    return State(pc, frames, a.stack, mem, owned, a.status, retval, a.thread, None, a.depth)
+    epoch = a.epoch
+    if a.epoch is not b.epoch and a.epoch is not None and b.epoch is not None:
+        epoch = tuple(x if x.eq(y) else z3.If(ca, x, y) for x, y in zip(a.epoch, b.epoch))
+    return State(pc, frames, a.stack, mem, owned, a.status, retval, a.thread, None, a.depth, epoch)
 
 
 # What a tracked object holds where a path never wrote it (the interpreter's answer: an

@@ -123,7 +123,7 @@ class StmtOps:
                 out.append(x)
                 continue
             c = self.truth(self.eval(s.cond, x), s.span)
-            for branch, cond in self.branches(x, c):
+            for branch, cond in self.branches(x, c, s.cond.span):
                 if decided(c) is None:
                     self.refine(s.cond, branch, cond)
                 body = s.then if branch else s.els
@@ -156,7 +156,7 @@ class StmtOps:
             if isinstance(old, IntV) and old.concrete() is None and old.math is None and not old.sites:
                 self.store(st, loc, const_int(k, vty), cond.span)
 
-    def branches(self, st: State, c: z3.BoolRef) -> list[tuple[bool, State]]:
+    def branches(self, st: State, c: z3.BoolRef, span: N.Span | None = None) -> list[tuple[bool, State]]:
         """The feasible sides of a branch on ``c``, each in its own state."""
         d = decided(c)
         if d is not None:
@@ -164,7 +164,10 @@ class StmtOps:
         then_ok = self.ctx.feasible(st.pc, c)
         else_ok = self.ctx.feasible(st.pc, z3.Not(c))
         if then_ok and else_ok:
-            return [(True, st.fork(c)), (False, st.fork(z3.Not(c)))]
+            sides = [(True, st.fork(c)), (False, st.fork(z3.Not(c)))]
+            if st.epoch is not None:
+                self.note_decision(sides, span)
+            return sides
         if then_ok:
             st.assume(c)
             return [(True, st)]

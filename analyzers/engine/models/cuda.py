@@ -9,6 +9,8 @@ from ..memory import PathEnd
 from ..state import fresh_value
 from .. import ints, lia
 from ..values import FloatV, IntV, OpaqueV, PtrV, RefV, const_int, fresh_int
+from ...limits import MAX_SMEM_OPTIN, MAX_THREADS_PER_BLOCK, WARP_SIZE
+from ..context import _vars as z3_vars
 from . import model
 
 VOID = OpaqueV("void")
@@ -52,17 +54,13 @@ def ranged_int(interp, st, name: str, ty: T.IntType, lo: int, hi: int) -> IntV:
     return v
 
 
-@model("__syncthreads", "__syncwarp", "__threadfence", "__threadfence_block", "__threadfence_system",
-       "__nanosleep", "cudaDeviceSynchronize", "__builtin_assume", "__builtin_prefetch",
+@model("__threadfence", "__threadfence_block", "__threadfence_system", "__nanosleep", "cudaDeviceSynchronize", "__builtin_assume", "__builtin_prefetch",
        "cudaGridDependencySynchronize", "cudaTriggerProgrammaticLaunchCompletion")
 def no_effect(interp, st, call, this, args):
     return VOID
 
 
-@model("__syncthreads_count", "__syncthreads_and", "__syncthreads_or", "__all_sync", "__any_sync",
-       "__ballot_sync", "__activemask", "__match_any_sync", "clock", "clock64", "__globaltimer",
-       "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__reduce_add_sync",
-       "__reduce_max_sync", "__reduce_min_sync", "printf", "__brev", "__byte_perm", "__mulhi", "__umulhi",
+@model("__activemask", "clock", "clock64", "__globaltimer", "printf", "__brev", "__byte_perm", "__mulhi", "__umulhi",
        "__mul64hi", "__umul64hi", "__funnelshift_l", "__funnelshift_r", "cub::ShuffleIndex",
        # Address-space conversions and queries: an address, not an access.
        "__cvta_generic_to_shared", "__cvta_generic_to_global", "__cvta_generic_to_constant",
@@ -70,6 +68,98 @@ def no_effect(interp, st, call, this, args):
 def any_value(interp, st, call, this, args):
     """A value of the right type, otherwise unconstrained (another thread's value, a timer...)."""
     return untracked_result(interp, call, "lane")
+
+
+# ---------------------------------------------------------------- barriers and warp primitives
+
+
+@model("__syncthreads")
+def syncthreads(interp, st, call, this, args):
+    interp.barrier(st, call.span, "block", call.name)
+    return VOID
+
+
+@model("__syncthreads_count", "__syncthreads_and", "__syncthreads_or")
+def syncthreads_reduce(interp, st, call, this, args):
+    """A block barrier that also counts (or ands, ors) a predicate over the block."""
+    interp.barrier(st, call.span, "block", call.name)
+    hi = MAX_THREADS_PER_BLOCK if call.name == "__syncthreads_count" else 1
+    v = ranged_int(interp, st, call.name, T.strip_ref(call.ty), 0, hi)
+    _remember(interp, v, "collective", f"`{call.name}` at {call.span.file}:{call.span.line}")
+    return v
+
+
+@model("__syncwarp")
+def syncwarp(interp, st, call, this, args):
+    interp.warp_sync(st, call, args[0] if args else None)
+    interp.barrier(st, call.span, "warp", call.name)
+    return VOID
+
+
+@model("__ballot_sync", "__match_any_sync", "__reduce_add_sync", "__reduce_max_sync", "__reduce_min_sync",
+       "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync")
+def warp_collective(interp, st, call, this, args):
+    """A warp collective over the lanes of its mask: the lanes are checked, the value (the other
+    lanes' contributions) is not computed."""
+    interp.warp_sync(st, call, args[0] if args else None)
+    return untracked_result(interp, call, "lane")
+
+
+@model("__any_sync", "__all_sync")
+def warp_vote(interp, st, call, this, args):
+    interp.warp_sync(st, call, args[0] if args else None)
+    v = ranged_int(interp, st, call.name, T.strip_ref(call.ty), 0, 1) if isinstance(T.strip_ref(call.ty), T.IntType) \
+        else fresh_result(interp, call)
+    _remember(interp, v, "lane", f"`{call.name}` at {call.span.file}:{call.span.line}")
+    return v
+
+
+@model("__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync")
+def shuffle(interp, st, call, this, args):
+    """The value another lane holds. When the value is a function of threadIdx.x and of what every
+    thread sees alike (a row offset, a lane's index), it is that function at the source lane, so
+    ``__shfl_sync(mask, base + lane, 0)`` is the first lane's ``base``; otherwise any value (a value
+    the engine does not compute: a finding that needs it is inconclusive)."""
+    interp.warp_sync(st, call, args[0] if args else None)
+    v = _from_lane(interp, st, call, args)
+    return v if v is not None else untracked_result(interp, call, "lane")
+
+
+def _from_lane(interp, st, call, args):
+    threads = interp.ctx.threads
+    if threads is None or st.thread is None or len(args) < 3:
+        return None
+    value, arg = args[1], args[2]
+    if not isinstance(value, IntV) or not isinstance(arg, IntV):
+        return None
+    width = args[3].concrete() if len(args) > 3 and isinstance(args[3], IntV) else WARP_SIZE
+    if width is None or width <= 0 or width > WARP_SIZE or width & (width - 1):
+        return None
+    th = st.thread
+    tx = th.tid.fields["x"]
+    bx, by, bz = (th.block.fields[a] for a in "xyz")
+    # The source lane is threadIdx.x - lane + source: true when a warp is one run of threadIdx.x
+    # (one-dimensional blocks, or rows a multiple of 32 wide).
+    one_dim = by.lo == by.hi == 1 and bz.lo == bz.hi == 1
+    if not (one_dim or (bx.concrete() is not None and bx.concrete() % WARP_SIZE == 0)):
+        return None
+    names = {str(v) for v in z3_vars(value.bv)}
+    if any(threads.varies(n, True) for n in names - {str(tx.bv)}):
+        return None
+    t = tx.bv
+    d = ints.convert(arg, T.UINT32, call.span).bv
+    seg = t & ~z3.BitVecVal(width - 1, 32)
+    pos = t & (width - 1)
+    if call.name == "__shfl_sync":
+        src = seg | (d & (width - 1))
+    elif call.name == "__shfl_up_sync":
+        src = z3.If(z3.UGE(pos, d), t - d, t)
+    elif call.name == "__shfl_down_sync":
+        src = z3.If(z3.ULT(pos + d, width), t + d, t)
+    else:
+        x = t ^ d
+        src = z3.If(z3.UGT(x & ~z3.BitVecVal(width - 1, 32), seg), t, x)
+    return IntV(value.ty, z3.substitute(value.bv, (t, src)), value.lo, value.hi)
 
 
 @model("__popc", "__clz", "__ffs")
@@ -145,13 +235,66 @@ def stcg(interp, st, call, this, args):
        *(f"atomic{op}_{scope}" for op in ("Add", "Sub", "Exch", "Min", "Max", "And", "Or", "Xor", "CAS")
          for scope in ("block", "system")))
 def atomic(interp, st, call, this, args):
-    """Read-modify-write through the pointer: both accesses are checked; the old value is unknown."""
+    """Read-modify-write through the pointer: both accesses are checked (as atomic: two atomics
+    never race). The old value of an ``atomicAdd`` of a constant to a counter whose initial
+    contents the binding states is counted (``_counted``); other old values are unknown."""
     ptr = args[0]
     ty = T.strip_ref(call.ty)
     loc = interp.deref(ptr, ty, call.span)
-    old = interp.load(st, loc, call.span)
-    interp.store(st, loc, fresh_value(ty, "atomic", interp.ctx.counter) or old, call.span)
-    return untracked_result(interp, call, "atomic", "atomic_old")
+    interp.atomic_access = True
+    try:
+        old = interp.load(st, loc, call.span)
+        interp.store(st, loc, fresh_value(ty, "atomic", interp.ctx.counter) or old, call.span)
+    finally:
+        interp.atomic_access = False
+    counted = _counted(interp, st, call, loc, args, old)
+    return counted if counted is not None else untracked_result(interp, call, "atomic", "atomic_old")
+
+
+def _counted(interp, st, call, loc, args, initial):
+    """``atomicAdd(&counter, V)`` returns what the counter held (``initial``, in the binding's
+    range) plus V for every thread that added before: ``initial + V*j``, j below the number of
+    threads that may run it. The bound needs one addition per thread (not in a loop) and the
+    exact range a global counter's binding states; the largest j is reached (a finding on it is a
+    bug) only when every thread of the grid adds to the same counter (no branch on a thread's own
+    values before it). Otherwise the value keeps its sound range but stays an atomic's unknown
+    old value."""
+    threads, th = interp.ctx.threads, st.thread
+    if not call.name.startswith("atomicAdd") or len(args) < 2 or threads is None or th is None:
+        return None
+    ty, inc = T.strip_ref(call.ty), args[1]
+    region = getattr(loc, "region", None)
+    if not isinstance(ty, T.IntType) or not isinstance(inc, IntV) or not isinstance(initial, IntV) \
+            or region is None or region.kind != "global" or region.values is None:
+        return None
+    step = inc.concrete()
+    if step is None or step < 0:
+        return None
+    dims = [*th.grid.fields.values(), *th.block.fields.values()]
+    most = 1
+    for d in dims:
+        most *= max(d.hi, 1)
+    once = interp.loop_depth == 0
+    if not once or initial.hi + step * (most - 1) > ty.max or most > (1 << 62):
+        v = fresh_result(interp, call, "atomic_old")
+        lo = initial.lo
+        term = v.bv >= lo if ty.signed else z3.UGE(v.bv, lo) if lo >= 0 else z3.BoolVal(True)
+        st.assume(lia.CURRENT.register(term, ints.I(v) >= lo))
+        _remember(interp, v, "atomic", f"`{call.name}` at {call.span.file}:{call.span.line}")
+        return v
+    what = f"threads that added to `{region.name}` before this one (`{call.name}` at {call.span.file}:{call.span.line})"
+    j = fresh_int(interp.ctx.fresh_name("order"), T.INT64, 0, most - 1)
+    total = z3.BitVecVal(1, 64)
+    for d in dims:
+        total = total * z3.ZeroExt(64 - d.ty.bits, d.bv)
+    st.assume(lia.CURRENT.register(z3.And(j.bv >= 0, z3.ULT(j.bv, total)), ints.I(j) >= 0))
+    reaches_all = not threads.varying(loc.off.bv, same_block=False) and not any(
+        t.get_id() in threads.decisions and threads.varying(t, same_block=False) for t in st.pc)
+    origin = "atomic-count" if reaches_all else "atomic"
+    interp.ctx.symbol(what, j.bv, "load", True, (origin, what, reaches_all))
+    wide = z3.SignExt(64 - ty.bits, initial.bv) if ty.signed else z3.ZeroExt(64 - ty.bits, initial.bv)
+    value = z3.Extract(ty.bits - 1, 0, wide + step * j.bv)
+    return IntV(ty, value, initial.lo, initial.hi + step * (most - 1), iv=ints.I(initial) + step * ints.I(j))
 
 
 @model("memcpy", "memset", "memmove", "std::memcpy", "std::memset", "__builtin_memcpy", "__builtin_memset",
@@ -203,12 +346,23 @@ def cub_ctor(interp, st, call, this, args):
 
 @model("cub::BlockReduce::Sum", "cub::BlockReduce::Reduce", "cub::WarpReduce::Sum", "cub::WarpReduce::Reduce")
 def cub_reduce(interp, st, call, this, args):
+    _cub_barrier(interp, st, call)
     return untracked_result(interp, call, "collective", "reduction")
+
+
+def _cub_barrier(interp, st, call) -> None:
+    """A cub block collective synchronises the block inside: every thread must reach it, and it
+    ends a barrier interval (its temporary storage is race-free by construction)."""
+    from ..models import normalize
+    from ..threads import BLOCK_COLLECTIVES
+    if normalize(call.name) in BLOCK_COLLECTIVES:
+        interp.barrier(st, call.span, "block", call.name)
 
 
 @model("cub::BlockScan::ExclusiveSum", "cub::BlockScan::InclusiveSum", "cub::BlockScan::ExclusiveScan",
        "cub::BlockScan::InclusiveScan", "cub::WarpScan::ExclusiveSum", "cub::WarpScan::InclusiveSum")
 def cub_scan(interp, st, call, this, args):
+    _cub_barrier(interp, st, call)
     for a in args[1:]:
         if isinstance(a, RefV):
             ty = T.strip_ref(a.loc.ty)
@@ -334,7 +488,6 @@ def runtime_setting(interp, st, call, this, args):
     if call.name == "cudaFuncSetAttribute" and len(args) >= 3 and isinstance(args[1], IntV) \
             and args[1].concrete() == FUNC_ATTR_MAX_DYNAMIC_SMEM:
         # The kernel opts in to more dynamic shared memory than the default 48 KiB.
-        from ...checks.launch import MAX_SMEM_OPTIN
         value = args[2].concrete() if isinstance(args[2], IntV) else None
         interp.ctx.smem_limit = min(value, MAX_SMEM_OPTIN) if value is not None else MAX_SMEM_OPTIN
     ty = T.strip_ref(call.ty)

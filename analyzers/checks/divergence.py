@@ -1,0 +1,94 @@
+"""Barrier divergence: a block barrier (``__syncthreads()``, a block group's ``sync()``, a cub block
+collective) reached by some threads of a block and not by others. The CUDA programming guide makes
+it undefined: the block hangs, or the barrier releases early and the shared-memory order it was
+meant to give is lost.
+
+The engine remembers every branch a kernel takes on a symbolic condition with its barrier epoch
+(engine/threads.py). For each barrier reached, a decision on the way that a second thread of the
+same block can take the other way, at the same epoch, is the finding: the two threads and the
+condition are its witness. A condition every thread sees alike (kernel arguments, ``blockIdx``, a
+shared value read after a barrier) is uniform and costs no query; a branch whose other side reaches
+the same barrier too is not divergent. Threads that leave the kernel early (``if (i >= n) return;``
+before a barrier) are the common case: compute-sanitizer's synccheck does not see it on sm_70 and
+later, where exited threads no longer count at the barrier, so the message says the finding is
+static-only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..engine.solver import SolverUnknown
+from ..engine.threads import diverging, second_thread_witness, thread_text
+from ..findings import Finding, Fix
+from .base import Check, depends_on_summary, span_key
+
+
+@dataclass
+class Reached:
+    ev: object  # events.Barrier
+    pc: tuple
+
+
+def seen_sides(threads, reached: list) -> dict:
+    """Per place: the branch sides (pair, side) some path took to reach it."""
+    out: dict = {}
+    for r in reached:
+        sides = out.setdefault(span_key(r.ev.span), set())
+        for t in r.pc:
+            d = threads.decisions.get(t.get_id())
+            if d is not None:
+                sides.add((d.pair, d.side))
+    return out
+
+
+def both_sides(sides: set) -> frozenset:
+    """The branch sides whose other side reaches the same place too: not a divergence there."""
+    return frozenset((p, s) for p, s in sides if (p, not s) in sides)
+
+
+class BarrierDivergenceCheck(Check):
+    id = "barrier-divergence"
+
+    def __init__(self):
+        self.reached: list[Reached] = []
+
+    def on_barrier(self, ctx, st, ev) -> None:
+        if ev.scope == "block" and ctx.threads is not None:
+            self.reached.append(Reached(ev, st.pc))
+
+    def on_kernel_end(self, ctx, threads) -> None:
+        reached, self.reached = self.reached, []
+        sides = seen_sides(threads, reached)
+        for r in reached:
+            key = ("barrier-divergence", span_key(r.ev.span), ctx.kernel)
+            if key in ctx.reported:
+                continue
+            try:
+                found = diverging(ctx, threads, r.pc, lambda rename: [], both_sides(sides[span_key(r.ev.span)]))
+            except SolverUnknown as exc:
+                ctx.mark(key)
+                ctx.stuck("solver-unknown", f"whether every thread of the block reaches `{r.ev.span.text}` could not "
+                          f"be decided ({exc.reason})", r.ev.span)
+                continue
+            if found is None:
+                continue
+            ctx.mark(key)
+            summary = depends_on_summary(ctx, found.cond, found.model)
+            d = found.decision
+            if summary is not None:
+                ctx.stuck("imprecise-loop", f"whether every thread reaches `{r.ev.span.text}` depends on {summary}, "
+                          "which the loop summary cannot bound", r.ev.span)
+                continue
+            t1 = thread_text(threads, found.model)
+            t2 = thread_text(threads, found.model, found.rename)
+            msg = (f"barrier divergence: `{r.ev.span.text}` is reached by {t1} but not by {t2} of the same block: "
+                   f"`{d.span.text}` (line {d.span.line}) differs between them. Every thread of a block must reach "
+                   "each barrier (static-only: compute-sanitizer synccheck does not report threads that skip a "
+                   "barrier by leaving the branch or the kernel on sm_70 and later)")
+            fix = Fix(r.ev.span, None, "move the barrier out of the branch, so that every thread reaches it (let "
+                      "the threads that have no work skip the work, not the barrier)")
+            ctx.report(Finding(check="barrier-divergence", message=msg, location=r.ev.span, op=ctx.op,
+                               kernel=ctx.kernel,
+                               witness=second_thread_witness(ctx, threads, found.rename, found.model, found.cond),
+                               expression=r.ev.span, access=d.span, trace=list(r.ev.stack), fix=fix,
+                               related=[d.span], value_sources=ctx.loads_in(found.cond)))

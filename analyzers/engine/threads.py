@@ -1,0 +1,480 @@
+"""Threads together: what the race, barrier-divergence and warp-mask checks need beyond the one
+symbolic thread (DESIGN.md: "a second one only for race checks").
+
+The engine still runs one symbolic thread per launch. Three facts about that run let the checks
+reason about two:
+
+- **Barrier intervals.** Every path carries an *epoch* per scope: the number of block barriers
+  (``__syncthreads``, a block ``sync()``, a cub block collective) and of warp barriers (those plus
+  ``__syncwarp``) it has passed, as a term. A loop summarised by one symbolic iteration ``k`` whose
+  body passes ``b`` barriers on every path puts its body at ``e0 + k*b + j`` and its exit at
+  ``e0 + n*b`` (``n`` the exit iteration), so iteration ``k``'s tail and iteration ``k + 1``'s head
+  share an interval, as they do on the GPU. Two threads that execute the same barrier sequence
+  (which the barrier-divergence check verifies) are in one interval exactly when their epochs are
+  equal.
+- **Decisions.** Every branch the kernel takes on a symbolic condition (an ``if``, a loop's
+  condition) is remembered with the epoch it was taken in: a barrier or a warp primitive reached
+  under a decision another thread of the block (or warp) decides the other way is divergent.
+- **The second thread.** ``SecondThread`` renames every symbol that may differ between two threads:
+  thread (and, across blocks, block) indices, loop iterations, loaded and havocked values, results
+  of unknown calls. The op's inputs, the launch configuration and values every thread sees alike
+  (a load from an address no thread index reaches, after a barrier) keep their names. A condition
+  over the first thread's terms and the renamed second thread's terms is one solver query.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import z3
+
+from ..kir import nodes as N
+from ..limits import FULL_MASK, WARP_SIZE
+from .context import Symbol, _vars
+from .events import Barrier, WarpSync
+from .values import IntV, const_int
+from ..kir import types as T
+
+BLOCK_BARRIERS = frozenset({"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"})
+WARP_BARRIERS = frozenset({"__syncwarp"})
+# cub's block collectives synchronise the block inside (their temporary storage is shared memory):
+# for barrier intervals and for divergence, each call is a block barrier.
+BLOCK_COLLECTIVES = frozenset({
+    "cub::BlockReduce::Sum", "cub::BlockReduce::Reduce", "cub::BlockScan::ExclusiveSum",
+    "cub::BlockScan::InclusiveSum", "cub::BlockScan::ExclusiveScan", "cub::BlockScan::InclusiveScan"})
+EPOCH_BITS = 64
+PRIME = "\u2032"  # the second thread's copy of a symbol: threadIdx.x!3 -> threadIdx.x!3′
+SECOND = " (second thread)"
+
+
+def _epoch(v: int) -> z3.BitVecRef:
+    return z3.BitVecVal(v, EPOCH_BITS)
+
+
+def is_block_barrier(name: str) -> bool:
+    from .models import normalize
+    return name in BLOCK_BARRIERS or normalize(name) in BLOCK_COLLECTIVES
+
+
+# ---------------------------------------------------------------- barriers per loop iteration
+
+
+def barrier_count(node, functions, _seen: frozenset = frozenset()) -> tuple[int, int] | None:
+    """(block barriers, warp barriers) that one pass through ``node`` executes, when every path
+    through it executes the same number; None when the number depends on the path (a barrier under
+    an ``if`` without one on the other side, a loop around a barrier, an early exit past one)."""
+    if node is None:
+        return (0, 0)
+    if isinstance(node, N.If):
+        c, t, e = (barrier_count(x, functions, _seen) for x in (node.cond, node.then, node.els))
+        i = barrier_count(node.init, functions, _seen)
+        if None in (c, t, e, i) or t != e:
+            return None
+        return _add(_add(i, c), t)
+    if isinstance(node, (N.For, N.While, N.DoWhile)):
+        inner = [barrier_count(x, functions, _seen) for x in (getattr(node, "cond", None), getattr(node, "inc", None),
+                                                               node.body)]
+        if any(x != (0, 0) for x in inner):
+            return None
+        return barrier_count(getattr(node, "init", None), functions, _seen)
+    if isinstance(node, N.Switch):
+        parts = [barrier_count(x, functions, _seen) for x in (node.cond, *node.stmts)]
+        return (0, 0) if all(p == (0, 0) for p in parts) else None
+    if isinstance(node, N.Block):
+        total = (0, 0)
+        for i, s in enumerate(node.stmts):
+            n = barrier_count(s, functions, _seen)
+            if n is None:
+                return None
+            if _exits(s) and any(barrier_count(r, functions, _seen) != (0, 0) for r in node.stmts[i + 1:]):
+                return None  # a path that leaves here skips the barriers after it
+            total = _add(total, n)
+        return total
+    total = (0, 0)
+    if isinstance(node, N.Call):
+        if is_block_barrier(node.name):
+            total = (1, 1)
+        elif node.name in WARP_BARRIERS:
+            total = (0, 1)
+        elif node.func and node.func not in _seen and len(_seen) < 12:
+            fn = functions.get(node.func) if functions is not None else None
+            if fn is not None and fn.body is not None:
+                n = barrier_count(fn.body, functions, _seen | {node.func})
+                if n is None:
+                    return None
+                if n != (0, 0) and _exits(fn.body) and not _only_final_return(fn.body):
+                    return None
+                total = n
+    for child in N.children(node):
+        n = barrier_count(child, functions, _seen)
+        if n is None:
+            return None
+        total = _add(total, n)
+    return total
+
+
+def _add(a, b):
+    return (a[0] + b[0], a[1] + b[1])
+
+
+def _exits(node) -> bool:
+    """Whether a statement may leave its block early (return, break, continue)."""
+    if isinstance(node, (N.Return, N.Break, N.Continue)):
+        return True
+    if isinstance(node, (N.For, N.While, N.DoWhile, N.Switch)):
+        return _returns(node)
+    if isinstance(node, N.Stmt):
+        return any(_exits(c) for c in N.children(node) if isinstance(c, N.Stmt))
+    return False
+
+
+def _returns(node) -> bool:
+    if isinstance(node, N.Return):
+        return True
+    return any(_returns(c) for c in N.children(node) if isinstance(c, N.Stmt))
+
+
+def _only_final_return(body: N.Block) -> bool:
+    """A function whose one return is its last statement (a helper returning its result)."""
+    stmts = body.stmts
+    return bool(stmts) and isinstance(stmts[-1], N.Return) and not any(_exits(s) for s in stmts[:-1])
+
+
+# ---------------------------------------------------------------- what one launch knows
+
+
+@dataclass
+class Decision:
+    term: z3.BoolRef  # the condition as it stands on the path (the branch side taken)
+    epoch: tuple  # (block, warp) epoch when it was taken
+    span: N.Span
+    pair: int  # both sides of one branch share it
+    side: bool
+
+
+@dataclass
+class LaunchThreads:
+    """The facts of one kernel launch the thread checks read."""
+
+    thread: object  # host.Thread
+    uniform: set  # z3 names every thread sees alike: inputs, the launch, uniform loads
+    block_ids: set  # z3 names of blockIdx: kept for two threads of one block
+    block_uniform: set = field(default_factory=set)  # values alike within a block (shared memory loads)
+    decisions: dict = field(default_factory=dict)  # pc term id -> Decision
+    pairs: itertools.count = field(default_factory=lambda: itertools.count(1))
+
+    def varies(self, name: str, same_block: bool) -> bool:
+        return name not in self.uniform and not (same_block and (name in self.block_ids or name in self.block_uniform))
+
+    def varying(self, term, same_block: bool = True) -> bool:
+        """Whether a term may differ between two threads (of one block)."""
+        return any(self.varies(str(v), same_block) for v in _vars(term))
+
+    # ------------------------------------------------------------ thread geometry
+
+    def linear_tid(self, rename=None) -> z3.BitVecRef:
+        """threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y, in 32 bits
+        (at most 1024 threads)."""
+        t, b = self.thread.tid.fields, self.thread.block.fields
+        tx, ty, tz = (t[a].bv for a in "xyz")
+        if rename is not None:
+            tx, ty, tz = rename(tx), rename(ty), rename(tz)
+        bx, by = b["x"].bv, b["y"].bv
+        return tx + ty * bx + tz * bx * by
+
+    def same_block(self, rename) -> list:
+        return [v.bv == rename(v.bv) for v in self.thread.bid.fields.values()]
+
+    def other_thread(self, rename) -> z3.BoolRef:
+        return z3.Or(*[v.bv != rename(v.bv) for v in self.thread.tid.fields.values()])
+
+
+class SecondThread:
+    """Renames what may differ between two threads; registers each renamed symbol like its
+    original (its kind and origin: a finding that rests on the second thread's loaded value is
+    judged as one resting on the first's), shown as "(second thread)" in witnesses."""
+
+    def __init__(self, ctx, threads: LaunchThreads, same_block: bool = True):
+        self.ctx = ctx
+        self.threads = threads
+        self.same_block = same_block
+        self.names: dict[str, z3.ExprRef] = {}
+        self.pairs: list = []
+
+    def _renamed(self, v) -> z3.ExprRef:
+        name = str(v)
+        new = self.names.get(name)
+        if new is None:
+            new = z3.Const(name + PRIME, v.sort())
+            self.names[name] = new
+            self.pairs.append((v, new))
+            sym = self.ctx.symbols.get(name)
+            if sym is not None:
+                deps = tuple(d + PRIME if self.threads.varies(d, self.same_block) else d for d in sym.deps)
+                self.ctx.symbols[str(new)] = Symbol(sym.name + SECOND, new, sym.kind, sym.signed, sym.origin, deps)
+                for d in sym.deps:
+                    dsym = self.ctx.symbols.get(d)
+                    if dsym is not None and self.threads.varies(d, self.same_block):
+                        self._renamed(dsym.term if z3.is_const(dsym.term) else z3.Const(d, dsym.term.sort()))
+            else:
+                # Made in the kernel without a name a witness shows (a model's fresh result): a
+                # finding that needs it is not decided by the thread indices alone.
+                self.ctx.symbols[str(new)] = Symbol(f"a value of the second thread ({name})", new, "load", True,
+                                                    ("unknown-call", name, False))
+        return new
+
+    def __call__(self, term):
+        for v in _vars(term):
+            if self.threads.varies(str(v), self.same_block):
+                self._renamed(v)
+        return z3.substitute(term, *self.pairs) if self.pairs else term
+
+    def witness(self, model) -> dict:
+        """The second thread's indices (and loop iterations the condition mentions)."""
+        out = {}
+        for sym in self.threads.thread.symbols:
+            if not self.threads.varies(str(sym.term), self.same_block):
+                continue
+            v = model.eval(self(sym.term), model_completion=True)
+            out[sym.name + SECOND] = v.as_long() if z3.is_bv_value(v) else str(v)
+        return out
+
+
+def second_thread_witness(ctx, threads: LaunchThreads, rename: SecondThread, model, cond) -> dict:
+    """The witness of a two-thread finding: the first thread's (as any finding's), then the
+    second's indices and the loop iterations of both."""
+    out = ctx.witness(model, cond, threads.thread)
+    out.update(rename.witness(model))
+    return out
+
+
+# ---------------------------------------------------------------- the interpreter's part
+
+
+class ThreadOps:
+    """Epochs, decisions and uniform values, kept while a kernel runs; the events the thread checks
+    read."""
+
+    def start_threads(self, kst, thread, uniform_terms) -> None:
+        names = set(self.ctx.symbols)
+        for t in list(kst.pc) + list(uniform_terms):
+            names.update(str(v) for v in _vars(t))
+        block_ids = {str(v.bv) for v in thread.bid.fields.values()}
+        names -= block_ids | {str(v.bv) for v in thread.tid.fields.values()}
+        for var, dims in (("blockIdx", thread.bid), ("threadIdx", thread.tid)):
+            for axis, v in dims.fields.items():
+                self.ctx.symbol(f"{var}.{axis}", v.bv, "thread", False)
+        self.ctx.threads = LaunchThreads(thread, names, block_ids)
+        kst.epoch = (_epoch(0), _epoch(0))
+
+    def end_threads(self) -> None:
+        threads, self.ctx.threads = self.ctx.threads, None
+        if threads is None:
+            return
+        for check in self.ctx.checks:
+            check.on_kernel_end(self.ctx, threads)
+
+    def barrier(self, st, span: N.Span, scope: str, name: str = "__syncthreads") -> None:
+        """A barrier of ``scope`` (block or warp): the checks see where it is reached, then the
+        path enters the next interval."""
+        if st.epoch is None:
+            return
+        if not self._silent:
+            ev = Barrier(scope, name, span, self.stack_spans(st))
+            for check in self.ctx.checks:
+                check.on_barrier(self.ctx, st, ev)
+        block, warp = st.epoch
+        st.epoch = (block + 1 if scope == "block" else block, warp + 1)
+
+    def warp_sync(self, st, call, mask) -> None:
+        """A warp primitive with a lane mask: the checks see which lanes it names."""
+        if st.epoch is None or self._silent:
+            return
+        if not isinstance(mask, IntV):
+            mask = const_int(FULL_MASK, T.UINT32)
+        ev = WarpSync(call.name, mask, call.span, self.stack_spans(st))
+        for check in self.ctx.checks:
+            check.on_warp_sync(self.ctx, st, ev)
+
+    def note_decision(self, sides: list, span: N.Span | None) -> None:
+        """Both sides of a kernel branch were taken: remember each side's condition."""
+        threads = self.ctx.threads
+        if threads is None or len(sides) != 2:
+            return
+        pair = next(threads.pairs)
+        for holds, s in sides:
+            if s.pc and s.epoch is not None:
+                term = s.pc[-1]
+                threads.decisions.setdefault(term.get_id(), Decision(term, s.epoch, span or N.NO_SPAN, pair, holds))
+
+    def assume_decision(self, st, term, span: N.Span, pair: int, side: bool, barriers: bool = True) -> None:
+        """A loop condition assumed on a summarised iteration (or its negation at the exit). Only a
+        loop with barriers inside decides which barriers a thread reaches: a thread that stays in
+        a loop without one reaches the barrier after it all the same."""
+        st.assume(term)
+        threads = self.ctx.threads
+        if threads is not None and st.epoch is not None and barriers and not z3.is_true(term):
+            threads.decisions.setdefault(term.get_id(), Decision(term, st.epoch, span, pair, side))
+
+    def new_pair(self) -> int:
+        return next(self.ctx.threads.pairs) if self.ctx.threads is not None else 0
+
+    # ------------------------------------------------------------ loops
+
+    def loop_barriers(self, loop, cond, inc, body) -> tuple[int, int] | None:
+        key = ("barriers", id(loop))
+        if key not in self._shapes:
+            parts = [barrier_count(x, self.program.functions) for x in (cond, inc, body)]
+            self._shapes[key] = None if None in parts else (sum(p[0] for p in parts), sum(p[1] for p in parts))
+        return self._shapes[key]
+
+    def loop_epochs(self, loop, cond, inc, body, entry, exit_state, k, where: str) -> None:
+        """Epochs of a summarised loop's iteration and exit (see the module's docstring)."""
+        if entry.epoch is None:
+            return
+        counts = self.loop_barriers(loop, cond, inc, body)
+        if counts == (0, 0):
+            return
+        e0 = entry.epoch
+        if counts is None:
+            # The number of barriers per iteration depends on the path: the interval of an access
+            # in the loop is not known, and a race that needs it is the summary's imprecision.
+            what = f"barrier interval in loop at {where} (the body passes a different number of barriers on different paths)"
+            entry.epoch = tuple(self._epoch_symbol(what, "havoc") for _ in range(2))
+            after = tuple(self._epoch_symbol(f"barrier interval after loop at {where}", "uniform") for _ in range(2))
+            exit_state.epoch = after
+            return
+        it = z3.ZeroExt(EPOCH_BITS - k.size(), k) if k is not None else self._iteration(where)
+        entry.epoch = (e0[0] + it * counts[0], e0[1] + it * counts[1])
+        if k is not None and cond is not None:
+            exit_state.epoch = entry.epoch  # at the exit, k is the iteration the condition failed at
+        else:
+            n = self._epoch_symbol(f"iterations of loop at {where}", "uniform")
+            exit_state.epoch = (e0[0] + n * counts[0], e0[1] + n * counts[1])
+
+    def _iteration(self, where: str) -> z3.BitVecRef:
+        k = z3.BitVec(self.ctx.fresh_name("iteration"), 40)
+        self.ctx.symbol(f"iteration of loop at {where}", k, "loop", signed=False)
+        return z3.ZeroExt(EPOCH_BITS - 40, k)
+
+    def _epoch_symbol(self, what: str, kind: str) -> z3.BitVecRef:
+        v = z3.BitVec(self.ctx.fresh_name("epoch"), EPOCH_BITS)
+        if kind == "uniform":
+            if self.ctx.threads is not None:
+                self.ctx.threads.uniform.add(str(v))
+        else:
+            self.ctx.symbol(what, v, kind, signed=False)
+        return v
+
+    # ------------------------------------------------------------ values every thread sees alike
+
+    def note_uniform_load(self, st, region, off, value) -> None:
+        """A load from an address no thread-dependent value reaches (``s_total`` after a barrier,
+        a kernel argument's element 0) gives every thread the same value: it is not renamed for the
+        second thread. (If another thread wrote it in the same interval, that is a race the race
+        check reports.)"""
+        threads = self.ctx.threads
+        if threads is None or st.thread is None or not isinstance(value, IntV):
+            return
+        if region.kind not in ("shared", "dynamic_shared", "global", "constant"):
+            return
+        shared = region.kind in ("shared", "dynamic_shared")
+        if threads.varying(off.bv, same_block=shared):
+            return
+        if region.kind != "constant" and threads.varying(st.epoch[0]):
+            return  # an interval only some iterations share
+        (threads.block_uniform if shared else threads.uniform).update(str(v) for v in _vars(value.bv))
+
+
+def values_terms(values) -> list:
+    """The terms inside some values (integers, pointer offsets, struct fields): what a kernel
+    receives from its launch, the same for every thread."""
+    from .values import PtrV, StructV
+    out: list = []
+    stack = list(values)
+    while stack:
+        v = stack.pop()
+        if isinstance(v, IntV):
+            out.append(v.bv)
+        elif isinstance(v, PtrV):
+            out.append(v.off.bv)
+        elif isinstance(v, StructV):
+            stack.extend(v.fields.values())
+    return out
+
+
+def warp_of(threads: LaunchThreads, rename=None):
+    return z3.UDiv(threads.linear_tid(rename), WARP_SIZE)
+
+
+def lane_of(threads: LaunchThreads, rename=None):
+    return z3.URem(threads.linear_tid(rename), WARP_SIZE)
+
+
+# ---------------------------------------------------------------- divergence
+
+
+@dataclass
+class Divergence:
+    """A decision on the path to a barrier or warp primitive that a second thread takes the other
+    way, at the same epoch: ``model`` shows both threads."""
+
+    decision: Decision
+    model: object
+    rename: SecondThread
+    cond: z3.BoolRef  # what the witness rests on (the decision on both threads, the peer relation)
+    constraints: list  # the whole query (for a smaller witness)
+
+
+def diverging(ctx, threads: LaunchThreads, pc: tuple, peer, skip=frozenset()) -> Divergence | None:
+    """The first decision of ``pc`` (taken by this thread on its way here) that another thread of
+    the same block, related to this one by ``peer(rename)`` (the same warp, a lane of a mask),
+    takes the other way at the same epoch. Decisions every thread takes alike are skipped without a
+    query, and so are those in ``skip`` ((pair, side): the other side reaches the same place too).
+    Raises SolverUnknown when a query cannot be decided."""
+    from .solver import SolverUnknown  # noqa: F401  (raised by the solver; the caller decides)
+    for i, t in enumerate(pc):
+        d = threads.decisions.get(t.get_id())
+        if d is None or not d.term.eq(t) or (d.pair, d.side) in skip or not threads.varying(t):
+            continue
+        rename = SecondThread(ctx, threads)
+        cond = z3.And(t, rename(z3.Not(t)), d.epoch[0] == rename(d.epoch[0]), d.epoch[1] == rename(d.epoch[1]),
+                      threads.other_thread(rename), *peer(rename))
+        ctx.tick()
+        constraints = list(pc) + [rename(x) for x in pc[:i]] + [cond]
+        model = ctx.solver.model(constraints)
+        if model is not None:
+            return Divergence(d, small_model(ctx, threads, constraints, model), rename, cond, constraints)
+    return None
+
+
+def thread_text(threads: LaunchThreads, model, rename=None) -> str:
+    """threadIdx (and blockIdx where the grid has several blocks) of one thread, as a reader writes them."""
+    parts = []
+    for var, dims in (("threadIdx", threads.thread.tid.fields), ("blockIdx", threads.thread.bid.fields)):
+        bounds = threads.thread.block.fields if var == "threadIdx" else threads.thread.grid.fields
+        axes = [a for a in "xyz" if not (bounds[a].lo == bounds[a].hi == 1)]
+        if not axes and var == "blockIdx":
+            continue
+        axes = axes or ["x"]
+        vals = []
+        for a in axes:
+            term = dims[a].bv if rename is None else rename(dims[a].bv)
+            v = model.eval(term, model_completion=True)
+            vals.append(str(v.as_long()) if z3.is_bv_value(v) else "?")
+        parts.append(f"{var}.{''.join(axes)}=({', '.join(vals)})" if len(axes) > 1 else f"{var}.{axes[0]}={vals[0]}")
+    return " ".join(parts)
+
+
+def small_model(ctx, threads: LaunchThreads, constraints: list, model):
+    """A witness a maintainer can run: every size at its smallest and block 0 when the finding
+    holds there (a race in one block rarely needs a large input), else the smallest first size."""
+    dims = [(term, ctx.dim_lo[name]) for name, term in ctx.dim_order if name in ctx.dim_lo]
+    blocks = [v.bv == 0 for v in threads.thread.bid.fields.values()]
+    for fixed in ([t == lo for t, lo in dims] + blocks, [t == lo for t, lo in dims]):
+        if not fixed or ctx.over_budget():
+            continue
+        better = ctx._try_model(constraints + fixed)
+        if better is not None:
+            return better
+    return ctx._bisect(constraints, {}, model) if ctx.dim_order else model
