@@ -59,6 +59,7 @@ class BarrierDivergenceCheck(Check):
     def on_kernel_end(self, ctx, threads) -> None:
         reached, self.reached = self.reached, []
         sides = seen_sides(threads, reached)
+        by_decision: dict = {}  # one report per divergent branch: its other barriers are related places
         for r in reached:
             key = ("barrier-divergence", span_key(r.ev.span), ctx.kernel)
             if key in ctx.reported:
@@ -73,8 +74,13 @@ class BarrierDivergenceCheck(Check):
             if found is None:
                 continue
             ctx.mark(key)
-            summary = depends_on_summary(ctx, found.cond, found.model)
             d = found.decision
+            first = by_decision.get(d.pair)
+            if first is not None:
+                if r.ev.span not in first.related and r.ev.span != first.location:
+                    first.related.append(r.ev.span)
+                continue
+            summary = depends_on_summary(ctx, found.cond, found.model)
             if summary is not None:
                 ctx.stuck("imprecise-loop", f"whether every thread reaches `{r.ev.span.text}` depends on {summary}, "
                           "which the loop summary cannot bound", r.ev.span)
@@ -87,8 +93,10 @@ class BarrierDivergenceCheck(Check):
                    "barrier by leaving the branch or the kernel on sm_70 and later)")
             fix = Fix(r.ev.span, None, "move the barrier out of the branch, so that every thread reaches it (let "
                       "the threads that have no work skip the work, not the barrier)")
-            ctx.report(Finding(check="barrier-divergence", message=msg, location=r.ev.span, op=ctx.op,
-                               kernel=ctx.kernel,
-                               witness=second_thread_witness(ctx, threads, found.rename, found.model, found.cond),
-                               expression=r.ev.span, access=d.span, trace=list(r.ev.stack), fix=fix,
-                               related=[d.span], value_sources=ctx.loads_in(found.cond)))
+            finding = Finding(check="barrier-divergence", message=msg, location=r.ev.span, op=ctx.op,
+                              kernel=ctx.kernel,
+                              witness=second_thread_witness(ctx, threads, found.rename, found.model, found.cond),
+                              expression=r.ev.span, access=d.span, trace=list(r.ev.stack), fix=fix,
+                              related=[d.span], value_sources=ctx.loads_in(found.cond))
+            ctx.report(finding)
+            by_decision[d.pair] = finding

@@ -24,7 +24,8 @@ from ..findings import Finding, Fix
 from .base import Check, depends_on_summary, span_key
 
 SHARED = ("shared", "dynamic_shared")
-MAX_LOGGED = 96  # accesses of one launch kept for pairing (each kept once per statement and path shape)
+MAX_PLACES = 64  # statements accessing shared memory in one launch
+MAX_ALTERNATIVES = 512  # accesses of one statement (paths, unrolled iterations) kept for pairing
 
 
 @dataclass
@@ -34,30 +35,109 @@ class Logged:
     epoch: tuple
 
 
+@dataclass
+class Place:
+    """Every access one statement made (on several paths, in unrolled iterations): one pair query
+    covers them all, a selector choosing which one each thread made."""
+
+    ev: object  # the first access: its span, region, kind
+    alts: list
+    _terms: tuple | None = None
+    selector: object = None  # the z3 selector when there are several accesses
+
+    def one(self, i: int) -> "Place":
+        return Place(self.alts[i].ev, [self.alts[i]])
+
+    def terms(self, ctx):
+        """(pc, offset, (block, warp) epoch, guard, stored value) of "one of the accesses"."""
+        if self._terms is not None:
+            return self._terms
+        alts = self.alts
+        if len(alts) == 1:
+            a = alts[0]
+            value = getattr(a.ev.value, "bv", None)
+            self._terms = (a.pc, a.ev.off.bv, a.epoch, a.ev.guard, value)
+            return self._terms
+        n = 0
+        first = alts[0].pc
+        while n < len(first) and all(len(x.pc) > n and x.pc[n] is first[n] for x in alts):
+            n += 1
+        sel = self.selector = z3.BitVec(ctx.fresh_name("which_access"), 16)
+        ctx.symbol(f"which access of `{self.ev.span.text}`", sel, "choice", signed=False)
+        # Accesses on one path (an unrolled loop's iterations) share their path's condition: it is
+        # stated once for the run of selector values that stands for them.
+        rest, i = [], 0
+        while i < len(alts):
+            j = i
+            while j + 1 < len(alts) and alts[j + 1].pc is alts[i].pc:
+                j += 1
+            suffix = alts[i].pc[n:]
+            if suffix:
+                which = sel == i if i == j else z3.And(z3.UGE(sel, i), z3.ULE(sel, j))
+                rest.append(z3.Implies(which, z3.And(*suffix)))
+            i = j + 1
+        pc = first[:n] + (z3.ULT(sel, len(alts)), *rest)
+
+        def choose(values):
+            out = values[-1]
+            for k in range(len(values) - 2, -1, -1):
+                if not values[k].eq(out):
+                    out = z3.If(sel == k, values[k], out)
+            return out
+
+        off = choose([x.ev.off.bv for x in alts])
+        epoch = (choose([x.epoch[0] for x in alts]), choose([x.epoch[1] for x in alts]))
+        guard = None
+        if any(x.ev.guard is not None for x in alts):
+            guard = choose([x.ev.guard if x.ev.guard is not None else z3.BoolVal(True) for x in alts])
+        values = [getattr(x.ev.value, "bv", None) for x in alts]
+        value = None
+        if all(v is not None for v in values) and len({v.size() for v in values}) == 1:
+            value = choose(values)
+        self._terms = (pc, off, epoch, guard, value)
+        return self._terms
+
+    def chosen(self, model, rename=None) -> "Place":
+        """The one access a model of a pair query picked."""
+        if self.selector is None:
+            return self
+        sel = self.selector if rename is None else rename(self.selector)
+        v = model.eval(sel, model_completion=True)
+        i = v.as_long() if z3.is_bv_value(v) else 0
+        return self.one(min(i, len(self.alts) - 1))
+
+
 class RaceCheck(Check):
     id = "race"
 
     def __init__(self):
-        self.logged: list[Logged] = []
+        self.places: dict = {}
         self.dropped = 0
 
     def on_access(self, ctx, st, ev) -> None:
         if st.epoch is None or ctx.threads is None or ev.region.kind not in SHARED:
             return
-        if len(self.logged) >= MAX_LOGGED:
+        key = (span_key(ev.span), ev.write, ev.atomic, ev.region.id)
+        place = self.places.get(key)
+        if place is None:
+            if len(self.places) >= MAX_PLACES:
+                self.dropped += 1
+                return
+            place = self.places[key] = Place(ev, [])
+        if len(place.alts) >= MAX_ALTERNATIVES:
             self.dropped += 1
             return
-        self.logged.append(Logged(ev, st.pc, st.epoch))
+        place.alts.append(Logged(ev, st.pc, st.epoch))
 
     def on_kernel_end(self, ctx, threads) -> None:
-        logged, self.logged = self.logged, []
+        places, self.places = list(self.places.values()), {}
         dropped, self.dropped = self.dropped, 0
         if dropped:
-            ctx.stuck("path-explosion", f"{dropped} shared-memory accesses past the first {MAX_LOGGED} of the "
-                      "kernel were not checked for races", None)
+            ctx.stuck("path-explosion", f"{dropped} shared-memory accesses of the kernel past the first "
+                      f"{MAX_ALTERNATIVES} of a statement (or {MAX_PLACES} statements) were not checked for races", None)
         reported: set = set()
-        for i, a in enumerate(logged):
-            for b in logged[i:]:
+        for i, a in enumerate(places):
+            for b in places[i:]:
                 if not (a.ev.write or b.ev.write) or (a.ev.atomic and b.ev.atomic) or a.ev.region is not b.ev.region:
                     continue
                 key = ("race", ctx.kernel, *sorted((span_key(a.ev.span), span_key(b.ev.span))))
@@ -66,32 +146,22 @@ class RaceCheck(Check):
                 if self._pair(ctx, threads, a, b, key):
                     reported.add(key)
 
-    def _pair(self, ctx, threads, a: Logged, b: Logged, key) -> bool:
-        rename = SecondThread(ctx, threads, same_block=True)
-        ea, eb = a.ev, b.ev
-        off_b = rename(eb.off.bv)
-        overlap = z3.And(ea.off.bv < off_b + eb.size, off_b < ea.off.bv + ea.size)
-        same_warp = warp_of(threads) == warp_of(threads, rename)
-        interval = z3.If(same_warp, a.epoch[1] == rename(b.epoch[1]), a.epoch[0] == rename(b.epoch[0]))
-        parts = [overlap, interval, threads.other_thread(rename)]
-        for ev, side in ((ea, None), (eb, rename)):
-            if ev.guard is not None:
-                parts.append(ev.guard if side is None else side(ev.guard))
-        va, vb = getattr(ea.value, "bv", None), getattr(eb.value, "bv", None)
-        if ea.write and eb.write and va is not None and vb is not None and va.size() == vb.size():
-            parts.append(va != rename(vb))  # the same value written by both: benign
-        cond = z3.And(*parts)
-        ctx.tick()
-        constraints = list(a.pc) + [rename(t) for t in b.pc] + [cond]
-        try:
-            model = ctx.solver.model(constraints)
-        except SolverUnknown as exc:
-            ctx.stuck("solver-unknown", f"whether `{ea.span.text}` and `{eb.span.text}` race could not be decided "
-                      f"({exc.reason})", eb.span)
-            return True
-        if model is None:
+    def _pair(self, ctx, threads, a: Place, b: Place, key) -> bool:
+        found = self._query(ctx, threads, a, b)
+        if found is None:
             return False
+        if found == "unknown":
+            return True
+        model, rename, cond, constraints = found
+        if a.selector is not None or b.selector is not None:
+            # The witness of the two accesses the model picked, without the others' symbols.
+            one_a, one_b = a.chosen(model), b.chosen(model, rename)
+            again = self._query(ctx, threads, one_a, one_b)
+            if again not in (None, "unknown"):
+                a, b = one_a, one_b
+                model, rename, cond, constraints = again
         ctx.mark(key)
+        ea, eb = a.ev, b.ev
         summary = depends_on_summary(ctx, cond, model)
         if summary is not None:
             ctx.stuck("imprecise-loop", f"a possible race between `{ea.span.text}` and `{eb.span.text}` on "
@@ -100,8 +170,40 @@ class RaceCheck(Check):
         ctx.report(_finding(ctx, threads, a, b, rename, small_model(ctx, threads, constraints, model), cond))
         return True
 
+    def _query(self, ctx, threads, a: Place, b: Place):
+        """A model of two threads of one block making accesses of ``a`` and ``b`` that race: (model,
+        the second thread's renaming, the pair's condition, the whole query); None when there is
+        none; "unknown" when the solver could not tell (recorded as inconclusive)."""
+        rename = SecondThread(ctx, threads, same_block=True)
+        ea, eb = a.ev, b.ev
+        pc_a, off_a, epoch_a, guard_a, value_a = a.terms(ctx)
+        pc_b, off_b, epoch_b, guard_b, value_b = b.terms(ctx)
+        off_b = rename(off_b)
+        overlap = z3.And(off_a < off_b + eb.size, off_b < off_a + ea.size)
+        same_warp = warp_of(threads) == warp_of(threads, rename)
+        interval = z3.If(same_warp, epoch_a[1] == rename(epoch_b[1]), epoch_a[0] == rename(epoch_b[0]))
+        parts = [overlap, interval, threads.other_thread(rename)]
+        if guard_a is not None:
+            parts.append(guard_a)
+        if guard_b is not None:
+            parts.append(rename(guard_b))
+        if ea.write and eb.write and value_a is not None and value_b is not None and value_a.size() == value_b.size():
+            parts.append(value_a != rename(value_b))  # the same value written by both: benign
+        cond = z3.And(*parts)
+        ctx.tick()
+        constraints = list(pc_a) + [rename(t) for t in pc_b] + [cond]
+        try:
+            model = ctx.solver.model(constraints)
+        except SolverUnknown as exc:
+            ctx.stuck("solver-unknown", f"whether `{ea.span.text}` and `{eb.span.text}` race could not be decided "
+                      f"({exc.reason})", eb.span)
+            return "unknown"
+        if model is None:
+            return None
+        return model, rename, cond, constraints
 
-def _finding(ctx, threads, a: Logged, b: Logged, rename, model, cond) -> Finding:
+
+def _finding(ctx, threads, a: Place, b: Place, rename, model, cond) -> Finding:
     # The later access in the source is where the barrier goes; the other one is related.
     first, second = (a, b) if (a.ev.span.line, a.ev.span.col) <= (b.ev.span.line, b.ev.span.col) else (b, a)
     t_first = thread_text(threads, model, None if first is a else rename)
@@ -114,8 +216,9 @@ def _finding(ctx, threads, a: Logged, b: Logged, rename, model, cond) -> Finding
     region = fa.region
     kind = "dynamic shared memory" if region.kind == "dynamic_shared" else "shared memory"
     if fa.span == sb.span:
-        msg = (f"data race on {kind} `{region.name}`: two threads of one block {what(fa)} the same bytes at "
-               f"`{fa.span.text}` with no barrier between them ({t_first} and {t_second})")
+        both = what(fa) if what(fa) == what(sb) else f"{what(fa)} and {what(sb)}"
+        msg = (f"data race on {kind} `{region.name}`: two threads of one block access the same bytes at "
+               f"`{fa.span.text}` ({both}) with no barrier between them ({t_first} and {t_second})")
         fix = Fix(sb.span, None, "let one thread write (or give each thread its own element), or make the "
                   "update atomic")
     else:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import z3
 
 from ..engine.solver import SolverUnknown
-from ..engine.threads import diverging, lane_of, second_thread_witness, thread_text, warp_of
+from ..engine.threads import diverging, lane_of, second_thread_witness, small_model, thread_text, warp_of
 from ..findings import Finding, Fix
 from ..limits import WARP_SIZE
 from .base import Check, depends_on_summary, make_finding, span_key, value_of
@@ -67,6 +67,7 @@ class SyncMaskCheck(Check):
         if model is None:
             return False
         ctx.mark(key)
+        model = small_model(ctx, threads, list(r.pc) + [cond], model)
         if depends_on_summary(ctx, cond, model) is not None:
             ctx.stuck("imprecise-loop", f"whether the lanes of the mask of `{r.ev.span.text}` exist depends on a "
                       "loop value the summary cannot bound", r.ev.span)

@@ -183,7 +183,7 @@ class LoopOps:
                         if not self._forks(loop, cond, inc, body, c):
                             pending.append(x)
                             continue
-                        sides = self.branches(x, c, loop.span)
+                        sides = self.branches(x, c, cond.span)
                         exits.extend(y for holds, y in sides if not holds)
                         x = next((y for holds, y in sides if holds), None)
                         if x is None:
@@ -278,14 +278,16 @@ class LoopOps:
             if invariant is not None:
                 st.assume(invariant)
         entry = st.fork()
-        self.loop_epochs(loop, cond, inc, body, entry, st, k, where)
+        leaving = self.loop_epochs(loop, cond, inc, body, entry, st, k, where)
         pair = self.new_pair()
+        barriers = self.loop_barriers(loop, cond, inc, body) != (0, 0)
         if inside is not None:
-            entry.assume(inside)
+            # The condition on the counter, which its narrowed interval no longer shows.
+            self.assume_decision(entry, inside, cond.span if cond is not None else loop.span, pair, True, barriers)
         if cond is not None:
             c = self.truth(self.eval(cond, entry), loop.span)
             self._bound_sink(shape, entry, loop)
-            self.assume_decision(entry, c, loop.span, pair, True, self.loop_barriers(loop, cond, inc, body) != (0, 0))
+            self.assume_decision(entry, c, cond.span, pair, True, barriers)
         out: list[State] = []
         if self.ctx.feasible(entry.pc):
             going, done = self.iteration(body, inc, entry)
@@ -302,8 +304,7 @@ class LoopOps:
             self._exit_iteration(shape, exit_state, cond, k, exits_at, loop)
         if cond is not None:
             c = self.truth(self.eval(cond, exit_state), loop.span)
-            self.assume_decision(exit_state, z3.Not(c), loop.span, pair, False,
-                                 self.loop_barriers(loop, cond, inc, body) != (0, 0))
+            self.assume_decision(exit_state, z3.Not(c), cond.span, pair, False, barriers, leaving)
             if self.ctx.feasible(exit_state.pc):
                 out.append(exit_state)
         return out

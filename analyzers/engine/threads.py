@@ -307,14 +307,15 @@ class ThreadOps:
                 term = s.pc[-1]
                 threads.decisions.setdefault(term.get_id(), Decision(term, s.epoch, span or N.NO_SPAN, pair, holds))
 
-    def assume_decision(self, st, term, span: N.Span, pair: int, side: bool, barriers: bool = True) -> None:
+    def assume_decision(self, st, term, span: N.Span, pair: int, side: bool, barriers: bool = True,
+                        epoch: tuple | None = None) -> None:
         """A loop condition assumed on a summarised iteration (or its negation at the exit). Only a
         loop with barriers inside decides which barriers a thread reaches: a thread that stays in
         a loop without one reaches the barrier after it all the same."""
         st.assume(term)
         threads = self.ctx.threads
         if threads is not None and st.epoch is not None and barriers and not z3.is_true(term):
-            threads.decisions.setdefault(term.get_id(), Decision(term, st.epoch, span, pair, side))
+            threads.decisions.setdefault(term.get_id(), Decision(term, epoch or st.epoch, span, pair, side))
 
     def new_pair(self) -> int:
         return next(self.ctx.threads.pairs) if self.ctx.threads is not None else 0
@@ -328,13 +329,15 @@ class ThreadOps:
             self._shapes[key] = None if None in parts else (sum(p[0] for p in parts), sum(p[1] for p in parts))
         return self._shapes[key]
 
-    def loop_epochs(self, loop, cond, inc, body, entry, exit_state, k, where: str) -> None:
-        """Epochs of a summarised loop's iteration and exit (see the module's docstring)."""
+    def loop_epochs(self, loop, cond, inc, body, entry, exit_state, k, where: str) -> tuple | None:
+        """Epochs of a summarised loop's iteration and exit (see the module's docstring). Returns
+        the epoch at which a thread decides to leave: its exit epoch when the iteration it leaves at
+        is known, else an unknown one (a divergence resting on it is the summary's imprecision)."""
         if entry.epoch is None:
-            return
+            return None
         counts = self.loop_barriers(loop, cond, inc, body)
         if counts == (0, 0):
-            return
+            return None
         e0 = entry.epoch
         if counts is None:
             # The number of barriers per iteration depends on the path: the interval of an access
@@ -343,14 +346,17 @@ class ThreadOps:
             entry.epoch = tuple(self._epoch_symbol(what, "havoc") for _ in range(2))
             after = tuple(self._epoch_symbol(f"barrier interval after loop at {where}", "uniform") for _ in range(2))
             exit_state.epoch = after
-            return
+            return entry.epoch
         it = z3.ZeroExt(EPOCH_BITS - k.size(), k) if k is not None else self._iteration(where)
         entry.epoch = (e0[0] + it * counts[0], e0[1] + it * counts[1])
         if k is not None and cond is not None:
             exit_state.epoch = entry.epoch  # at the exit, k is the iteration the condition failed at
-        else:
-            n = self._epoch_symbol(f"iterations of loop at {where}", "uniform")
-            exit_state.epoch = (e0[0] + n * counts[0], e0[1] + n * counts[1])
+            return exit_state.epoch
+        n = self._epoch_symbol(f"iterations of loop at {where}", "uniform")
+        exit_state.epoch = (e0[0] + n * counts[0], e0[1] + n * counts[1])
+        what = f"iteration at which a thread leaves loop at {where}"
+        leave = self._epoch_symbol(what, "havoc")
+        return (e0[0] + leave * counts[0], e0[1] + leave * counts[1])
 
     def _iteration(self, where: str) -> z3.BitVecRef:
         k = z3.BitVec(self.ctx.fresh_name("iteration"), 40)

@@ -274,8 +274,7 @@ def _counted(interp, st, call, loc, args, initial):
     most = 1
     for d in dims:
         most *= max(d.hi, 1)
-    once = interp.loop_depth == 0
-    if not once or initial.hi + step * (most - 1) > ty.max or most > (1 << 62):
+    if interp.loop_depth > 0 or step * most > (1 << 62):
         v = fresh_result(interp, call, "atomic_old")
         lo = initial.lo
         term = v.bv >= lo if ty.signed else z3.UGE(v.bv, lo) if lo >= 0 else z3.BoolVal(True)
@@ -293,7 +292,10 @@ def _counted(interp, st, call, loc, args, initial):
     origin = "atomic-count" if reaches_all else "atomic"
     interp.ctx.symbol(what, j.bv, "load", True, (origin, what, reaches_all))
     wide = z3.SignExt(64 - ty.bits, initial.bv) if ty.signed else z3.ZeroExt(64 - ty.bits, initial.bv)
+    # The counter wraps as the machine's does when more threads add than its type holds.
     value = z3.Extract(ty.bits - 1, 0, wide + step * j.bv)
+    if initial.hi + step * (most - 1) > ty.max:
+        return IntV(ty, value, ty.min, ty.max)
     return IntV(ty, value, initial.lo, initial.hi + step * (most - 1), iv=ints.I(initial) + step * ints.I(j))
 
 
