@@ -60,12 +60,14 @@ class BarrierDivergenceCheck(Check):
         reached, self.reached = self.reached, []
         sides = seen_sides(threads, reached)
         by_decision: dict = {}  # one report per divergent branch: its other barriers are related places
+        asked: dict = {}  # place -> decisions already asked about there
         for r in reached:
             key = ("barrier-divergence", span_key(r.ev.span), ctx.kernel)
             if key in ctx.reported:
                 continue
             try:
-                found = diverging(ctx, threads, r.pc, lambda rename: [], both_sides(sides[span_key(r.ev.span)]))
+                found = diverging(ctx, threads, r.pc, lambda rename: [], both_sides(sides[span_key(r.ev.span)]),
+                                  asked.setdefault(span_key(r.ev.span), set()))
             except SolverUnknown as exc:
                 ctx.mark(key)
                 ctx.stuck("solver-unknown", f"whether every thread of the block reaches `{r.ev.span.text}` could not "

@@ -55,8 +55,7 @@ class Place:
         alts = self.alts
         if len(alts) == 1:
             a = alts[0]
-            value = getattr(a.ev.value, "bv", None)
-            self._terms = (a.pc, a.ev.off.bv, a.epoch, a.ev.guard, value)
+            self._terms = (a.pc, a.ev.off.bv, a.epoch, a.ev.guard, value_key(a.ev.value))
             return self._terms
         n = 0
         first = alts[0].pc
@@ -90,10 +89,8 @@ class Place:
         guard = None
         if any(x.ev.guard is not None for x in alts):
             guard = choose([x.ev.guard if x.ev.guard is not None else z3.BoolVal(True) for x in alts])
-        values = [getattr(x.ev.value, "bv", None) for x in alts]
-        value = None
-        if all(v is not None for v in values) and len({v.size() for v in values}) == 1:
-            value = choose(values)
+        values = [value_key(x.ev.value) for x in alts]
+        value = choose(values) if all(v is not None for v in values) else None
         self._terms = (pc, off, epoch, guard, value)
         return self._terms
 
@@ -105,6 +102,25 @@ class Place:
         v = model.eval(sel, model_completion=True)
         i = v.as_long() if z3.is_bv_value(v) else 0
         return self.one(min(i, len(self.alts) - 1))
+
+
+def value_key(v) -> z3.BitVecRef | None:
+    """A 64-bit term equal for two stored values when they are the same value: an integer's bits
+    (tagged by width), a float's source (the same memory bytes, the same literal, the same integer
+    converted); None when nothing is known. Distinct tags keep kinds apart."""
+    from ..engine.values import FloatV, IntV
+    if isinstance(v, IntV):
+        return z3.BitVecVal(v.ty.bits << 56, 64) + z3.ZeroExt(64 - v.ty.bits, v.bv)
+    if isinstance(v, FloatV) and v.source is not None:
+        kind = v.source[0]
+        if kind == "mem":
+            return z3.BitVecVal((0xA0 | (v.source[1] & 0xF)) << 56 | (v.source[1] >> 4) << 48, 64) + v.source[2]
+        if kind == "lit":
+            return z3.BitVecVal(0xB0 << 56 | (hash(v.source[1]) & ((1 << 48) - 1)), 64)
+        if kind == "int":
+            bits = v.source[1]
+            return z3.BitVecVal(0xC0 << 56, 64) + z3.ZeroExt(64 - bits.size(), bits)
+    return None
 
 
 class RaceCheck(Check):
@@ -187,7 +203,7 @@ class RaceCheck(Check):
             parts.append(guard_a)
         if guard_b is not None:
             parts.append(rename(guard_b))
-        if ea.write and eb.write and value_a is not None and value_b is not None and value_a.size() == value_b.size():
+        if ea.write and eb.write and value_a is not None and value_b is not None:
             parts.append(value_a != rename(value_b))  # the same value written by both: benign
         cond = z3.And(*parts)
         ctx.tick()

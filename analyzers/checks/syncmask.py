@@ -41,14 +41,19 @@ class SyncMaskCheck(Check):
     def on_kernel_end(self, ctx, threads) -> None:
         reached, self.reached = self.reached, []
         sides = seen_sides(threads, reached)
+        asked: dict = {}  # place -> decisions (and path conditions) already asked about there
         for r in reached:
             key = ("sync-mask", span_key(r.ev.span), ctx.kernel)
             if key in ctx.reported or threads.varying(r.ev.mask.bv):
                 continue
+            seen = asked.setdefault(span_key(r.ev.span), set())
+            if id(r.pc) in seen:
+                continue  # the same place on the same path (an unrolled loop's iterations)
+            seen.add(id(r.pc))
             try:
                 if self._missing_lane(ctx, threads, r, key):
                     continue
-                self._diverged_lane(ctx, threads, r, key, both_sides(sides[span_key(r.ev.span)]))
+                self._diverged_lane(ctx, threads, r, key, both_sides(sides[span_key(r.ev.span)]), seen)
             except SolverUnknown as exc:
                 ctx.mark(key)
                 ctx.stuck("solver-unknown", f"whether every lane of the mask of `{r.ev.span.text}` reaches it could "
@@ -82,14 +87,14 @@ class SyncMaskCheck(Check):
                                 trace=list(r.ev.stack), fix=fix))
         return True
 
-    def _diverged_lane(self, ctx, threads, r: Reached, key, skip) -> None:
+    def _diverged_lane(self, ctx, threads, r: Reached, key, skip, asked: set) -> None:
         mask = r.ev.mask.bv
 
         def peer(rename):
             return [warp_of(threads) == warp_of(threads, rename),
                     z3.Extract(0, 0, z3.LShR(mask, lane_of(threads, rename))) == 1]
 
-        found = diverging(ctx, threads, r.pc, peer, skip)
+        found = diverging(ctx, threads, r.pc, peer, skip, asked)
         if found is None:
             return
         ctx.mark(key)

@@ -172,7 +172,7 @@ class ExprOps:
         return self.load(st, loc, e.span)
 
     def ev_float(self, e: N.Expr, st: State) -> Val:
-        return FloatV(e.ty)
+        return FloatV(e.ty, ("lit", e.span.text) if e.span.text else None)
 
     def ev_null(self, e: N.NullLit, st: State) -> Val:
         return self.null_ptr(e.ty if isinstance(T.strip_ref(e.ty), T.PtrType) else T.PtrType(T.VOID), e.span)
@@ -424,7 +424,9 @@ class ExprOps:
                 return BoolV(z3.Bool(self.ctx.fresh_name("float_truth")))
             return BoolV(self.truth(v, span))
         if isinstance(to, T.FloatType):
-            return FloatV(to)
+            # The same value converted is the same value (what a benign race compares).
+            source = v.source if isinstance(v, FloatV) else ("int", v.bv) if isinstance(v, IntV) else None
+            return FloatV(to, source)
         if isinstance(to, T.PtrType):
             if isinstance(v, PtrV):
                 return PtrV(v.region, v.off, to.pointee)

@@ -163,6 +163,8 @@ class MemoryOps:
         if loc.region.tracked:
             return self._load_tracked(st, loc.region, loc.off, ty, span)
         v = self._load_untracked(st, loc.region, ty, span)
+        if isinstance(v, FloatV):
+            v = FloatV(v.ty, ("mem", loc.region.id, loc.off.bv))
         self.facts_on_load(st, loc.region, loc.off, v, span)
         if st.epoch is not None:
             self.note_uniform_load(st, loc.region, loc.off, v)

@@ -133,7 +133,7 @@ def merge_values(c: z3.BoolRef, a: Val | None, b: Val | None) -> Val | None:
     if isinstance(a, BoolV) and isinstance(b, BoolV):
         return BoolV(z3.If(c, a.term, b.term))
     if isinstance(a, FloatV) and isinstance(b, FloatV):
-        return a
+        return a if _same_source(a.source, b.source) else FloatV(a.ty)
     if isinstance(a, OpaqueV) and isinstance(b, OpaqueV) and a.kind == b.kind and a.ty == b.ty \
             and a.payload is None and b.payload is None:
         return a  # void results, handles: nothing to tell apart
@@ -153,6 +153,13 @@ def merge_values(c: z3.BoolRef, a: Val | None, b: Val | None) -> Val | None:
             fields[k] = m
         return StructV(a.ty, fields)
     return None
+
+
+def _same_source(a: tuple | None, b: tuple | None) -> bool:
+    """Two floats known to come from one source (FloatV.source), compared without building terms."""
+    if a is None or b is None or len(a) != len(b):
+        return False
+    return all(x.eq(y) if isinstance(x, z3.ExprRef) and isinstance(y, z3.ExprRef) else x == y for x, y in zip(a, b))
 
 
 def merge_pointers(c: z3.BoolRef, a, b):

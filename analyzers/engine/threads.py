@@ -432,17 +432,22 @@ class Divergence:
     constraints: list  # the whole query (for a smaller witness)
 
 
-def diverging(ctx, threads: LaunchThreads, pc: tuple, peer, skip=frozenset()) -> Divergence | None:
+def diverging(ctx, threads: LaunchThreads, pc: tuple, peer, skip=frozenset(), asked: set | None = None) -> Divergence | None:
     """The first decision of ``pc`` (taken by this thread on its way here) that another thread of
     the same block, related to this one by ``peer(rename)`` (the same warp, a lane of a mask),
     takes the other way at the same epoch. Decisions every thread takes alike are skipped without a
-    query, and so are those in ``skip`` ((pair, side): the other side reaches the same place too).
-    Raises SolverUnknown when a query cannot be decided."""
+    query, and so are those in ``skip`` ((pair, side): the other side reaches the same place too)
+    and those already in ``asked`` (the same place reached again on a longer path, an unrolled
+    iteration: asked once per place). Raises SolverUnknown when a query cannot be decided."""
     from .solver import SolverUnknown  # noqa: F401  (raised by the solver; the caller decides)
     for i, t in enumerate(pc):
         d = threads.decisions.get(t.get_id())
         if d is None or not d.term.eq(t) or (d.pair, d.side) in skip or not threads.varying(t):
             continue
+        if asked is not None:
+            if (d.pair, d.side) in asked:
+                continue
+            asked.add((d.pair, d.side))
         rename = SecondThread(ctx, threads)
         cond = z3.And(t, rename(z3.Not(t)), d.epoch[0] == rename(d.epoch[0]), d.epoch[1] == rename(d.epoch[1]),
                       threads.other_thread(rename), *peer(rename))

@@ -77,6 +77,9 @@ class BoolV(Val):
 @dataclass(frozen=True, eq=False)
 class FloatV(Val):
     ty: T.Type
+    # Where the value came from, when two values from the same source are equal (the race check's
+    # benign writes): ("mem", region id, byte offset term), ("lit", source text), ("int", term).
+    source: tuple | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -54,6 +54,25 @@ RULES = {
     "misaligned": ("MisalignedVectorAccess", "6.5", ["external/cwe/cwe-704"],
                    "A vector access (`float4`, `int4`, ...) at an address not aligned to its size.",
                    "Fall back to scalar accesses when the base or the row stride is not a multiple of the vector."),
+    "race": ("SharedMemoryDataRace", "7.0", ["external/cwe/cwe-362"],
+             "Two threads of one block access the same bytes of shared memory in one barrier interval, at least "
+             "one writing, not both atomically: the result depends on scheduling (a partial sum read before it is "
+             "written, a tile overwritten under its reader).",
+             "Put a `__syncthreads()` that every thread of the block reaches between the two accesses (`__syncwarp()` "
+             "when both threads are always in one warp), give each thread its own element, or make the update atomic."),
+    "barrier-divergence": ("BarrierDivergence", "6.5", ["external/cwe/cwe-833", "external/cwe/cwe-662"],
+                           "A `__syncthreads()` (or a block group's `sync()`, a cub block collective) reached by some "
+                           "threads of a block and not by others, for some model or input: undefined behaviour (the "
+                           "block hangs or the barrier releases early). Threads that return before a barrier are the "
+                           "common case; compute-sanitizer synccheck does not report them on sm_70 and later.",
+                           "Keep the barrier where every thread of the block reaches it: let threads without work "
+                           "skip the work, not the barrier."),
+    "sync-mask": ("WarpSyncMaskMismatch", "6.5", ["external/cwe/cwe-833", "external/cwe/cwe-662"],
+                  "A warp primitive (`__shfl_sync`, `__ballot_sync`, `__syncwarp`, ...) whose mask names a lane that "
+                  "does not reach it (it took another branch or left) or does not exist (a block that is not a "
+                  "multiple of 32 threads).",
+                  "Call the primitive where every lane of the mask arrives, launch whole warps, or pass the mask of the "
+                  "lanes that take the branch."),
 }
 
 
