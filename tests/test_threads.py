@@ -1,0 +1,98 @@
+"""The thread facility's parts that fixtures do not pin down on their own: barriers counted per loop
+iteration, the model a divergence is reported for, both threads in a witness, and the reporters'
+rules for the new checks."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from analyzers.engine.threads import barrier_count
+from analyzers.kir import nodes as N
+from analyzers.kir import types as T
+from fixture_runner import FIXTURES, load_fixture, run_fixture
+
+
+def _call(name: str, func: str | None = None) -> N.ExprStmt:
+    return N.ExprStmt(N.Call(name, func, (), T.VOID))
+
+
+def _cond() -> N.Expr:
+    return N.IntLit(1, T.INT32)
+
+
+SYNC, WARP, WORK = _call("__syncthreads"), _call("__syncwarp"), _call("compute")
+
+
+def test_barriers_on_every_path_are_counted():
+    assert barrier_count(N.Block((WORK, SYNC, WORK, SYNC)), {}) == (2, 2)
+    assert barrier_count(N.Block((SYNC, WARP)), {}) == (1, 2)  # a block barrier orders the warp too
+    # The same number on both sides of a branch: still one count per pass.
+    assert barrier_count(N.Block((N.If(_cond(), SYNC, SYNC),)), {}) == (1, 1)
+    assert barrier_count(N.Block((N.If(_cond(), WORK, None), SYNC)), {}) == (1, 1)
+    # A cub block collective synchronises inside.
+    assert barrier_count(N.Block((_call("cub::BlockReduce<float, 256>::Sum"),)), {}) == (1, 1)
+
+
+def test_barriers_that_depend_on_the_path_have_no_count():
+    assert barrier_count(N.Block((N.If(_cond(), SYNC, None),)), {}) is None
+    assert barrier_count(N.Block((N.For(None, _cond(), None, N.Block((SYNC,))),)), {}) is None
+    # An early exit skips the barrier after it on some paths.
+    assert barrier_count(N.Block((N.If(_cond(), N.Return(None), None), SYNC)), {}) is None
+    # A loop without barriers inside is one pass for this count, whatever its trip count.
+    assert barrier_count(N.Block((N.For(None, _cond(), None, N.Block((WORK,))), SYNC)), {}) == (1, 1)
+
+
+def test_barriers_inside_called_functions_are_counted():
+    helper = N.Function("k_helper", "block_sum", "block_sum", (), T.VOID, N.Block((WORK, SYNC, WORK, SYNC)),
+                        "device")
+    early = N.Function("k_early", "guarded", "guarded", (), T.VOID,
+                       N.Block((N.If(_cond(), N.Return(None), None), SYNC)), "device")
+    functions = {"k_helper": helper, "k_early": early}
+    assert barrier_count(N.Block((_call("block_sum", "k_helper"),)), functions) == (2, 2)
+    assert barrier_count(N.Block((_call("guarded", "k_early"),)), functions) is None
+
+
+def _findings(name: str, tmp_path: Path):
+    fx = load_fixture(FIXTURES / "threads" / name)
+    report = run_fixture(fx, tmp_path)
+    return report, [f for ir in report.instances for f in ir.result.findings]
+
+
+def test_a_divergence_only_one_model_has_is_reported_for_that_model(tmp_path):
+    """head_dim 128 fills the block; head_dim 64 leaves half of it outside the branch."""
+    report, findings = _findings("barrier_in_model_dependent_branch.cu", tmp_path)
+    verdicts = {tuple(ir.planned.models): ir.result.verdict for ir in report.instances}
+    assert verdicts == {("wide_heads",): "verified", ("narrow_heads",): "bug"}
+    [f] = findings
+    assert f.check == "barrier-divergence" and f.models == ["narrow_heads"]
+    assert f.witness["model.head_dim"] == 64
+    t1, t2 = f.witness["threadIdx.x"], f.witness["threadIdx.x (second thread)"]
+    assert (t1 < 64) != (t2 < 64), "one thread inside the branch, one outside"
+    assert "d < head_dim" in f.message and "static-only" in f.message
+
+
+def test_a_race_names_both_accesses_and_both_threads(tmp_path):
+    _, findings = _findings("tiled_gemv_one_barrier.cu", tmp_path)
+    [f] = findings
+    assert f.check == "race"
+    assert f.location.text == "s_x[j]" and f.access.text.startswith("s_x[threadIdx.x] = ")
+    assert f.related == [f.access]
+    assert {"threadIdx.x", "threadIdx.x (second thread)"} <= set(f.witness)
+    assert f.witness["threadIdx.x"] != f.witness["threadIdx.x (second thread)"]
+    assert "__syncthreads()" in f.fix.description and f.fix.replacement is None
+
+
+def test_an_atomic_counter_witness_says_how_many_threads_added_before(tmp_path):
+    _, findings = _findings("capacity_scatter_counter_unguarded.cu", tmp_path)
+    [f] = findings
+    [(name, value)] = [(k, v) for k, v in f.witness.items() if k.startswith("threads that added to `counter`")]
+    counter = [v for k, v in f.witness.items() if k.startswith("counter[...]")]
+    assert counter == [0], "the binding starts the counter at 0"
+    assert value >= f.witness["capacity"], "a slot past the buffer's `capacity` rows"
+
+
+def test_sarif_has_a_rule_for_every_thread_check():
+    from bot.reporters.sarif import RULES
+
+    for check in ("race", "barrier-divergence", "sync-mask"):
+        name, severity, cwes, what, how = RULES[check]
+        assert name and what and how and cwes
