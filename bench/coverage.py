@@ -470,6 +470,7 @@ def main() -> int:
     mark_unnamed(root, rows)
     mark_unbuilt(root, rows)
     print_report(rows, results, files, skipped, wall, partial=bool(args.reuse))
+    print_threads(rows, results, root)
     if args.json:
         Path(args.json).write_text(json.dumps({"rows": [r.__dict__ for r in rows], "files": results}, indent=1,
                                               default=str))
@@ -566,6 +567,52 @@ def print_report(rows: list[KernelRow], results: list[dict], files: list[str], s
         print(f"instances: {len(times)}; median {statistics.median(times):.2f} s, p95 {p95:.2f} s, "
               f"max {times[-1]:.2f} s, sum {sum(times):.1f} s; "
               f"wall {wall:.1f} s{' (the files verified by this run only)' if partial else ''}")
+
+
+THREAD_CHECKS = ("race", "barrier-divergence", "sync-mask")
+_USES_THREADS = re.compile(r"__shared__|__syncthreads|__syncwarp|__shfl\w*_sync|__ballot_sync|__any_sync|__all_sync|"
+                           r"\.sync\(\)|Block(Reduce|Scan)|extern\s+__shared__")
+# Inconclusive reasons the thread checks give (checks/race.py, divergence.py, syncmask.py).
+_THREAD_REASON = re.compile(r"race|barrier|lane of the mask|every thread of the block|shared-memory accesses")
+
+
+def kernel_text(root: Path, row: KernelRow, limit: int = 400) -> str:
+    """The kernel's definition, from its line to the first closing brace in column 0 (enough to
+    see whether it touches shared memory or warp primitives; its helpers are not followed)."""
+    try:
+        lines = (root / row.file).read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    out = []
+    for line in lines[max(row.line - 1, 0): row.line - 1 + limit]:
+        out.append(line)
+        if line.startswith("}"):
+            break
+    return "\n".join(out)
+
+
+def print_threads(rows: list[KernelRow], results: list[dict], root: Path) -> None:
+    """How many kernels that use shared memory, barriers or warp primitives reach a verdict of
+    the thread checks: a finding of one of them, or a run of the kernel with none of their
+    inconclusive reasons (race-free, barrier- and mask-uniform for the instances that ran)."""
+    undecided: set = set()
+    for res in results:
+        for inst in res.get("instances", []):
+            for i in inst["inconclusive"]:
+                if i["kernel"] and _THREAD_REASON.search(i["detail"]):
+                    undecided.add(base_name(i["kernel"]))
+    users = [r for r in rows if _USES_THREADS.search(kernel_text(root, r))]
+    found = [r for r in users if any(f["check"] in THREAD_CHECKS for f in r.findings)]
+    clean = [r for r in users if r not in found and r.verdict in ("verified", "bug") and r.name not in undecided]
+    stuck = [r for r in users if r not in found and r not in clean]
+    print(f"thread checks: {len(users)} kernels use shared memory, barriers or warp primitives; "
+          f"{len(found) + len(clean)} reach a verdict ({_share(len(found) + len(clean), len(users))}): "
+          f"{len(found)} with a race, barrier-divergence or sync-mask finding, {len(clean)} without; "
+          f"{len(stuck)} undecided (the kernel not reached or inconclusive)")
+    for r in found:
+        for f in r.findings:
+            if f["check"] in THREAD_CHECKS:
+                print(f"  {f['check']}: {r.name} at {f['at']}")
 
 
 if __name__ == "__main__":
