@@ -46,6 +46,28 @@ def both_sides(sides: set) -> frozenset:
     return frozenset((p, s) for p, s in sides if (p, not s) in sides)
 
 
+def report_divergence(ctx, threads, found, check: str, ev, prefix: str, whom: str, rule: str, fix: str):
+    """Report that ``ev`` (a barrier, a warp primitive) is reached by one thread and not by the
+    second one of ``found`` (threads.Divergence); None, with the reason recorded, when the
+    divergence rests on a loop value the summary cannot bound."""
+    summary = depends_on_summary(ctx, found.cond, found.model)
+    if summary is not None:
+        ctx.stuck("imprecise-loop", f"whether `{ev.span.text}` is reached by every thread it waits for depends on "
+                  f"{summary}, which the loop summary cannot bound", ev.span)
+        return None
+    d = found.decision
+    t1 = thread_text(threads, found.model)
+    t2 = thread_text(threads, found.model, found.rename)
+    msg = (f"{prefix}`{ev.span.text}` is reached by {t1} but not by {t2}{whom}: `{d.span.text}` (line "
+           f"{d.span.line}) differs between them. {rule}")
+    finding = Finding(check=check, message=msg, location=ev.span, op=ctx.op, kernel=ctx.kernel,
+                      witness=second_thread_witness(ctx, threads, found.rename, found.model, found.cond),
+                      expression=ev.span, access=d.span, trace=list(ev.stack), fix=Fix(ev.span, None, fix),
+                      related=[d.span], value_sources=ctx.loads_in(found.cond))
+    ctx.report(finding)
+    return finding
+
+
 class BarrierDivergenceCheck(Check):
     id = "barrier-divergence"
 
@@ -82,23 +104,12 @@ class BarrierDivergenceCheck(Check):
                 if r.ev.span not in first.related and r.ev.span != first.location:
                     first.related.append(r.ev.span)
                 continue
-            summary = depends_on_summary(ctx, found.cond, found.model)
-            if summary is not None:
-                ctx.stuck("imprecise-loop", f"whether every thread reaches `{r.ev.span.text}` depends on {summary}, "
-                          "which the loop summary cannot bound", r.ev.span)
+            finding = report_divergence(
+                ctx, threads, found, "barrier-divergence", r.ev, "barrier divergence: ", " of the same block",
+                "Every thread of a block must reach each barrier (static-only: compute-sanitizer synccheck does not "
+                "report threads that skip a barrier by leaving the branch or the kernel on sm_70 and later)",
+                "move the barrier out of the branch, so that every thread reaches it (let the threads that have no "
+                "work skip the work, not the barrier)")
+            if finding is None:
                 continue
-            t1 = thread_text(threads, found.model)
-            t2 = thread_text(threads, found.model, found.rename)
-            msg = (f"barrier divergence: `{r.ev.span.text}` is reached by {t1} but not by {t2} of the same block: "
-                   f"`{d.span.text}` (line {d.span.line}) differs between them. Every thread of a block must reach "
-                   "each barrier (static-only: compute-sanitizer synccheck does not report threads that skip a "
-                   "barrier by leaving the branch or the kernel on sm_70 and later)")
-            fix = Fix(r.ev.span, None, "move the barrier out of the branch, so that every thread reaches it (let "
-                      "the threads that have no work skip the work, not the barrier)")
-            finding = Finding(check="barrier-divergence", message=msg, location=r.ev.span, op=ctx.op,
-                              kernel=ctx.kernel,
-                              witness=second_thread_witness(ctx, threads, found.rename, found.model, found.cond),
-                              expression=r.ev.span, access=d.span, trace=list(r.ev.stack), fix=fix,
-                              related=[d.span], value_sources=ctx.loads_in(found.cond))
-            ctx.report(finding)
             by_decision[d.pair] = finding

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 import z3
 
 from ..engine.solver import SolverUnknown
-from ..engine.threads import diverging, lane_of, second_thread_witness, small_model, thread_text, warp_of
-from ..findings import Finding, Fix
+from ..engine.threads import diverging, lane_of, small_model, thread_text, warp_of
+from ..findings import Fix
 from ..limits import WARP_SIZE
 from .base import Check, depends_on_summary, make_finding, span_key, value_of
-from .divergence import both_sides, seen_sides
+from .divergence import both_sides, report_divergence, seen_sides
 
 
 @dataclass
@@ -101,20 +101,10 @@ class SyncMaskCheck(Check):
         if found is None:
             return
         ctx.mark(key)
-        if depends_on_summary(ctx, found.cond, found.model) is not None:
-            ctx.stuck("imprecise-loop", f"whether every lane of the mask reaches `{r.ev.span.text}` depends on a loop "
-                      "value the summary cannot bound", r.ev.span)
-            return
-        d = found.decision
-        t1 = thread_text(threads, found.model)
-        t2 = thread_text(threads, found.model, found.rename)
-        msg = (f"`{r.ev.span.text}` is reached by {t1} but not by {t2}, a lane of the same warp its mask names: "
-               f"`{d.span.text}` (line {d.span.line}) differs between them. A `_sync` primitive waits for every lane "
-               "of its mask (undefined behaviour; compute-sanitizer synccheck reports it only while the missing lanes "
-               "are still running: lanes that have left the kernel pass unseen on sm_70 and later)")
-        fix = Fix(r.ev.span, None, "call it where every lane of the mask arrives (before the branch), or pass the "
-                  "mask of the lanes that take the branch (`__ballot_sync(0xffffffff, cond)` before it)")
-        ctx.report(Finding(check="sync-mask", message=msg, location=r.ev.span, op=ctx.op, kernel=ctx.kernel,
-                           witness=second_thread_witness(ctx, threads, found.rename, found.model, found.cond),
-                           expression=r.ev.span, access=d.span, trace=list(r.ev.stack), fix=fix, related=[d.span],
-                           value_sources=ctx.loads_in(found.cond)))
+        report_divergence(
+            ctx, threads, found, "sync-mask", r.ev, "", ", a lane of the same warp its mask names",
+            "A `_sync` primitive waits for every lane of its mask (undefined behaviour; compute-sanitizer synccheck "
+            "reports it only while the missing lanes are still running: lanes that have left the kernel pass unseen "
+            "on sm_70 and later)",
+            "call it where every lane of the mask arrives (before the branch), or pass the mask of the lanes that "
+            "take the branch (`__ballot_sync(0xffffffff, cond)` before it)")

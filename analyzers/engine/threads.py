@@ -439,7 +439,6 @@ def diverging(ctx, threads: LaunchThreads, pc: tuple, peer, skip=frozenset(), as
     query, and so are those in ``skip`` ((pair, side): the other side reaches the same place too)
     and those already in ``asked`` (the same place reached again on a longer path, an unrolled
     iteration: asked once per place). Raises SolverUnknown when a query cannot be decided."""
-    from .solver import SolverUnknown  # noqa: F401  (raised by the solver; the caller decides)
     for i, t in enumerate(pc):
         d = threads.decisions.get(t.get_id())
         if d is None or not d.term.eq(t) or (d.pair, d.side) in skip or not threads.varying(t):
