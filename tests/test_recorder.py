@@ -64,24 +64,26 @@ def recorded(tmp_path_factory):
     return out, text, time.perf_counter() - t0, rec
 
 
-def findings(manifest: Path) -> dict:
+def findings(manifest: Path, cache: Path) -> dict:
+    # The session's cache: an instance the recorded manifest describes exactly as the hand-written
+    # one does has the same key (IR, instance), and is verified once.
     r = subprocess.run([sys.executable, "-m", "bot.cli", "scan", str(EXAMPLE), "--manifest", str(manifest),
-                        "--format", "json", "--no-cache"], capture_output=True, text=True, cwd=ROOT)
+                        "--format", "json", "--cache-dir", str(cache)], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode in (0, 1), r.stderr
     report = json.loads(r.stdout)
     assert report["summary"]["inconclusive"] == 0
     return {(f["location"]["file"], f["location"]["line"], f["check"]): sorted(f["models"]) for f in report["findings"]}
 
 
-def test_recorded_bindings_reproduce_the_hand_written_findings(recorded):
+def test_recorded_bindings_reproduce_the_hand_written_findings(recorded, shared_cache):
     path, text, seconds, rec = recorded
     assert not rec.warnings
     assert "[num_tokens, 2 * intermediate_size]" in text  # gate and up, side by side
     assert "key_cache: [num_blocks, 16, num_key_value_heads, head_dim]" in text
     assert "epsilon: rms_norm_eps" in text
-    hand = findings(EXAMPLE / "kernelvet.yaml")
+    hand = findings(EXAMPLE / "kernelvet.yaml", shared_cache)
     assert len(hand) == 6  # five planted bugs, and JAIS's misaligned vector read in gelu_and_mul
-    assert findings(path) == hand
+    assert findings(path, shared_cache) == hand
 
 
 def test_recorded_manifest_is_valid_and_covers_every_model(recorded):
