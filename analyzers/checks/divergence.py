@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..engine.solver import SolverUnknown
-from ..engine.threads import diverging, second_thread_witness, thread_text
+from ..engine.threads import diverging, second_thread_witness, small_model, thread_text
 from ..findings import Finding, Fix
 from .base import Check, depends_on_summary, span_key
 
@@ -55,6 +55,13 @@ def report_divergence(ctx, threads, found, check: str, ev, prefix: str, whom: st
         ctx.stuck("imprecise-loop", f"whether `{ev.span.text}` is reached by every thread it waits for depends on "
                   f"{summary}, which the loop summary cannot bound", ev.span)
         return None
+    sources = ctx.loads_in(found.cond)
+    why = ctx.value_dependence(sources)
+    if why is not None:
+        ctx.stuck("needs-values", f"a possible {check} at `{ev.span.text}` {why}", ev.span)
+        return None
+    # A small witness only for a finding that stands (minimising costs a few queries).
+    found.model = small_model(ctx, threads, found.constraints, found.model)
     d = found.decision
     t1 = thread_text(threads, found.model)
     t2 = thread_text(threads, found.model, found.rename)
@@ -63,7 +70,7 @@ def report_divergence(ctx, threads, found, check: str, ev, prefix: str, whom: st
     finding = Finding(check=check, message=msg, location=ev.span, op=ctx.op, kernel=ctx.kernel,
                       witness=second_thread_witness(ctx, threads, found.rename, found.model, found.cond),
                       expression=ev.span, access=d.span, trace=list(ev.stack), fix=Fix(ev.span, None, fix),
-                      related=[d.span], value_sources=ctx.loads_in(found.cond))
+                      related=[d.span], value_sources=sources)
     ctx.report(finding)
     return finding
 

@@ -104,6 +104,26 @@ class Place:
         return self.one(min(i, len(self.alts) - 1))
 
 
+def _concrete_epochs(place: Place) -> set | None:
+    """The (block, warp) epochs of a statement's accesses, when every one is a constant."""
+    out = set()
+    for x in place.alts:
+        pair = tuple(z3.simplify(e) for e in x.epoch)
+        if not all(z3.is_bv_value(e) for e in pair):
+            return None
+        out.add(tuple(e.as_long() for e in pair))
+    return out
+
+
+def _apart(a: Place, b: Place) -> bool:
+    """Two statements always a barrier apart: no block epoch and no warp epoch in common (the
+    accesses of a tree reduction's steps). Decided on constants, without a query."""
+    ea, eb = _concrete_epochs(a), _concrete_epochs(b)
+    if ea is None or eb is None:
+        return False
+    return not ({e[0] for e in ea} & {e[0] for e in eb}) and not ({e[1] for e in ea} & {e[1] for e in eb})
+
+
 def value_key(v) -> z3.BitVecRef | None:
     """A 64-bit term equal for two stored values when they are the same value: an integer's bits
     (tagged by width), a float's source (the same memory bytes, the same literal, the same integer
@@ -163,6 +183,8 @@ class RaceCheck(Check):
                     reported.add(key)
 
     def _pair(self, ctx, threads, a: Place, b: Place, key) -> bool:
+        if _apart(a, b):
+            return False
         found = self._query(ctx, threads, a, b)
         if found is None:
             return False
@@ -170,12 +192,10 @@ class RaceCheck(Check):
             return True
         model, rename, cond, constraints = found
         if a.selector is not None or b.selector is not None:
-            # The witness of the two accesses the model picked, without the others' symbols.
-            one_a, one_b = a.chosen(model), b.chosen(model, rename)
-            again = self._query(ctx, threads, one_a, one_b)
-            if again not in (None, "unknown"):
-                a, b = one_a, one_b
-                model, rename, cond, constraints = again
+            # The two accesses the model picked: their own condition, which the model satisfies
+            # (the selectors chose them), judged and shown without the other accesses' symbols.
+            a, b = a.chosen(model), b.chosen(model, rename)
+            rename, cond, constraints = self._condition(ctx, threads, a, b)
         ctx.mark(key)
         ea, eb = a.ev, b.ev
         summary = depends_on_summary(ctx, cond, model)
@@ -183,6 +203,12 @@ class RaceCheck(Check):
             ctx.stuck("imprecise-loop", f"a possible race between `{ea.span.text}` and `{eb.span.text}` on "
                       f"`{ea.region.name}` depends on {summary}, which the loop summary cannot bound", eb.span)
             return True
+        why = ctx.value_dependence(ctx.loads_in(cond))
+        if why is not None:
+            ctx.stuck("needs-values", f"a possible race between `{ea.span.text}` and `{eb.span.text}` on "
+                      f"`{ea.region.name}` {why}", eb.span)
+            return True
+        # A small witness only for a finding that stands (minimising costs a few queries).
         ctx.report(_finding(ctx, threads, a, b, rename, small_model(ctx, threads, constraints, model), cond))
         return True
 
@@ -190,6 +216,22 @@ class RaceCheck(Check):
         """A model of two threads of one block making accesses of ``a`` and ``b`` that race: (model,
         the second thread's renaming, the pair's condition, the whole query); None when there is
         none; "unknown" when the solver could not tell (recorded as inconclusive)."""
+        rename, cond, constraints = self._condition(ctx, threads, a, b)
+        ctx.tick()
+        try:
+            model = ctx.solver.model(constraints)
+        except SolverUnknown as exc:
+            ctx.stuck("solver-unknown", f"whether `{a.ev.span.text}` and `{b.ev.span.text}` race could not be "
+                      f"decided ({exc.reason})", b.ev.span)
+            return "unknown"
+        if model is None:
+            return None
+        return model, rename, cond, constraints
+
+    @staticmethod
+    def _condition(ctx, threads, a: Place, b: Place):
+        """(the second thread's renaming, the pair's race condition, the whole query). Renaming is
+        by name, so two conditions built for one pair speak of the same second thread."""
         rename = SecondThread(ctx, threads, same_block=True)
         ea, eb = a.ev, b.ev
         pc_a, off_a, epoch_a, guard_a, value_a = a.terms(ctx)
@@ -206,17 +248,7 @@ class RaceCheck(Check):
         if ea.write and eb.write and value_a is not None and value_b is not None:
             parts.append(value_a != rename(value_b))  # the same value written by both: benign
         cond = z3.And(*parts)
-        ctx.tick()
-        constraints = list(pc_a) + [rename(t) for t in pc_b] + [cond]
-        try:
-            model = ctx.solver.model(constraints)
-        except SolverUnknown as exc:
-            ctx.stuck("solver-unknown", f"whether `{ea.span.text}` and `{eb.span.text}` race could not be decided "
-                      f"({exc.reason})", eb.span)
-            return "unknown"
-        if model is None:
-            return None
-        return model, rename, cond, constraints
+        return rename, cond, list(pc_a) + [rename(t) for t in pc_b] + [cond]
 
 
 def _finding(ctx, threads, a: Place, b: Place, rename, model, cond) -> Finding:

@@ -183,7 +183,7 @@ class Context:
             self.aborts.append((reason, span))
 
     def report(self, finding: Finding) -> None:
-        why = self._value_dependence(finding)
+        why = self.value_dependence(finding.value_sources)
         if why is not None:
             self.stuck("needs-values", f"a possible {finding.check} at `{finding.location.text}` {why}", finding.location)
             return
@@ -191,11 +191,12 @@ class Context:
         if key not in self.findings:
             self.findings[key] = finding
 
-    def _value_dependence(self, finding: Finding) -> str | None:
+    def value_dependence(self, value_sources: list) -> str | None:
         """Why a finding cannot stand on its own, if it depends on loaded values that are not
         inputs with a contract: values the kernel keeps in shared memory (which the engine does not
-        track), or, in zero-config mode, values of an input no binding bounds."""
-        for kind, name, bounded in finding.value_sources:
+        track), or, in zero-config mode, values of an input no binding bounds. ``value_sources``:
+        the finding's (``loads_in`` its condition)."""
+        for kind, name, bounded in value_sources:
             if kind in ("shared", "dynamic_shared"):
                 return f"depends on a value loaded from shared memory `{name}`, which the engine does not track"
             if kind == "scratch":

@@ -454,7 +454,7 @@ def diverging(ctx, threads: LaunchThreads, pc: tuple, peer, skip=frozenset(), as
         constraints = list(pc) + [rename(x) for x in pc[:i]] + [cond]
         model = ctx.solver.model(constraints)
         if model is not None:
-            return Divergence(d, small_model(ctx, threads, constraints, model), rename, cond, constraints)
+            return Divergence(d, model, rename, cond, constraints)
     return None
 
 
