@@ -96,3 +96,24 @@ def test_sarif_has_a_rule_for_every_thread_check():
     for check in ("race", "barrier-divergence", "sync-mask"):
         name, severity, cwes, what, how = RULES[check]
         assert name and what and how and cwes
+
+
+def test_no_finding_stands_on_a_havocked_value():
+    """Whatever check reports it, a finding whose witness needs a value a loop summary made up is
+    inconclusive (imprecise-loop), not a bug."""
+    import z3
+
+    from analyzers.engine.context import Context
+    from analyzers.findings import Finding
+
+    ctx = Context("op")
+    v = z3.BitVec("havoc!1", 32)
+    ctx.symbol("acc after iterations of loop at k.cu:12", v, "havoc")
+    span = N.Span("k.cu", 14, 5, 14, 20, "out[acc] = x")
+    witness = {"num_tokens": 3, "acc after iterations of loop at k.cu:12": -7}
+    ctx.report(Finding("oob", "write past the end", span, "op", "k", witness))
+    assert not ctx.findings
+    [inc] = ctx.inconclusive
+    assert inc.reason == "imprecise-loop" and "acc after iterations" in inc.detail and inc.span == span
+    ctx.report(Finding("oob", "write past the end", span, "op", "k", {"num_tokens": 3}))
+    assert len(ctx.findings) == 1

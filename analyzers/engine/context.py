@@ -187,6 +187,15 @@ class Context:
         if why is not None:
             self.stuck("needs-values", f"a possible {finding.check} at `{finding.location.text}` {why}", finding.location)
             return
+        # The precision rule, for every check at once: a witness that needs a value a loop summary
+        # made up (a havocked variable) is the summary's imprecision, never a bug. Checks say so
+        # first with their own words; this catches any that does not.
+        havocked = {sym.name for sym in self.symbols.values() if sym.kind == "havoc"}
+        made_up = next((name for name in finding.witness if name in havocked), None)
+        if made_up is not None:
+            self.stuck("imprecise-loop", f"a possible {finding.check} at `{finding.location.text}` depends on "
+                       f"{made_up}, which the loop summary cannot bound", finding.location)
+            return
         key = finding.key()
         if key not in self.findings:
             self.findings[key] = finding
