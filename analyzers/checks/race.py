@@ -238,8 +238,11 @@ class RaceCheck(Check):
         pc_b, off_b, epoch_b, guard_b, value_b = b.terms(ctx)
         off_b = rename(off_b)
         overlap = z3.And(off_a < off_b + eb.size, off_b < off_a + ea.size)
-        same_warp = warp_of(threads) == warp_of(threads, rename)
-        interval = z3.If(same_warp, epoch_a[1] == rename(epoch_b[1]), epoch_a[0] == rename(epoch_b[0]))
+        interval = epoch_a[0] == rename(epoch_b[0])
+        if threads.warp_barriers:
+            # Threads of one warp are also ordered by __syncwarp (without one, the two epochs agree).
+            same_warp = warp_of(threads) == warp_of(threads, rename)
+            interval = z3.If(same_warp, epoch_a[1] == rename(epoch_b[1]), interval)
         parts = [overlap, interval, threads.other_thread(rename)]
         if guard_a is not None:
             parts.append(guard_a)

@@ -160,6 +160,7 @@ class LaunchThreads:
     uniform: set  # z3 names every thread sees alike: inputs, the launch, uniform loads
     block_ids: set  # z3 names of blockIdx: kept for two threads of one block
     block_uniform: set = field(default_factory=set)  # values alike within a block (shared memory loads)
+    warp_barriers: bool = False  # a __syncwarp ran: warp and block epochs may differ
     decisions: dict = field(default_factory=dict)  # pc term id -> Decision
     pairs: itertools.count = field(default_factory=lambda: itertools.count(1))
 
@@ -176,11 +177,15 @@ class LaunchThreads:
         """threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y, in 32 bits
         (at most 1024 threads)."""
         t, b = self.thread.tid.fields, self.thread.block.fields
-        tx, ty, tz = (t[a].bv for a in "xyz")
-        if rename is not None:
-            tx, ty, tz = rename(tx), rename(ty), rename(tz)
-        bx, by = b["x"].bv, b["y"].bv
-        return tx + ty * bx + tz * bx * by
+        r = rename or (lambda x: x)
+        out = r(t["x"].bv)
+        # An axis of extent 1 adds nothing (its index is 0): leaving its product out keeps the
+        # query free of multiplications by the symbolic block size.
+        if not (b["y"].lo == b["y"].hi == 1):
+            out = out + r(t["y"].bv) * b["x"].bv
+        if not (b["z"].lo == b["z"].hi == 1):
+            out = out + r(t["z"].bv) * b["x"].bv * b["y"].bv
+        return out
 
     def same_block(self, rename) -> list:
         return [v.bv == rename(v.bv) for v in self.thread.bid.fields.values()]
@@ -285,6 +290,8 @@ class ThreadOps:
                 check.on_barrier(self.ctx, st, ev)
         block, warp = st.epoch
         st.epoch = (block + 1 if scope == "block" else block, warp + 1)
+        if scope == "warp" and self.ctx.threads is not None:
+            self.ctx.threads.warp_barriers = True
 
     def warp_sync(self, st, call, mask) -> None:
         """A warp primitive with a lane mask: the checks see which lanes it names."""
