@@ -77,6 +77,14 @@ def _step_of(write, decl) -> tuple[N.Expr, bool] | None:
     return None
 
 
+def _conjuncts(cond: N.Expr) -> list:
+    """The operands of a condition's top-level `&&` (the condition itself when it has none)."""
+    c = _strip(cond)
+    if isinstance(c, N.Binary) and c.op == "&&":
+        return _conjuncts(c.lhs) + _conjuncts(c.rhs)
+    return [cond]
+
+
 def _counter_side(side: N.Expr, changing: set) -> tuple:
     """The counter a side of the loop condition compares, and whether it is offset: ``j`` in
     ``j < n``, also in ``j + 32 < n`` and ``j - 1 < n`` (the offset invariant)."""
@@ -317,18 +325,23 @@ class LoopOps:
         value, previous = exits_at
         ind_loc = self.var_loc(shape.ind, st, loop.span)
         self._store_tracked(st, ind_loc.region, ind_loc.off, value.ty, value, loop.span)
-        if vars_used(cond) & (shape.assigned - {shape.ind.id}):
+        # The whole condition held at k - 1, so each of its `&&` conjuncts did; those that read no
+        # variable the body changes (other than the counter, put back at k - 1) can be evaluated
+        # there: `j > 0` of `while (j > 0 && vals[j - 1] < v)` leaves j at 0 or above.
+        changed = shape.assigned - {shape.ind.id}
+        kept = [c for c in _conjuncts(cond) if not (vars_used(c) & changed)]
+        if not kept:
             return
         before = st.fork()
         self._store_tracked(before, ind_loc.region, ind_loc.off, value.ty, previous, loop.span)
         checks, self.ctx.checks = self.ctx.checks, []  # the condition at k - 1 was checked in the body
         try:
-            held = self.truth(self.eval(cond, before), loop.span)
+            held = [self.truth(self.eval(c, before), loop.span) for c in kept]
         except PathEnd:
             return
         finally:
             self.ctx.checks = checks
-        st.assume(z3.Or(lia.CURRENT.register(k == 0, self._k_int(k) == 0), held))
+        st.assume(z3.Or(lia.CURRENT.register(k == 0, self._k_int(k) == 0), *([z3.And(*held)] if len(held) > 1 else held)))
 
     def _induction(self, shape: LoopShape, st: State, where: str, loop: N.Stmt):
         """Give the induction variable its value at a symbolic iteration k. None when the step's
