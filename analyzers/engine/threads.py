@@ -187,9 +187,6 @@ class LaunchThreads:
             out = out + r(t["z"].bv) * b["x"].bv * b["y"].bv
         return out
 
-    def same_block(self, rename) -> list:
-        return [v.bv == rename(v.bv) for v in self.thread.bid.fields.values()]
-
     def other_thread(self, rename) -> z3.BoolRef:
         return z3.Or(*[v.bv != rename(v.bv) for v in self.thread.tid.fields.values()])
 
