@@ -14,6 +14,7 @@ that rests on a value the engine does not compute (another lane's, shared memory
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import z3
@@ -136,7 +137,9 @@ def value_key(v) -> z3.BitVecRef | None:
         if kind == "mem":
             return z3.BitVecVal((0xA0 | (v.source[1] & 0xF)) << 56 | (v.source[1] >> 4) << 48, 64) + v.source[2]
         if kind == "lit":
-            return z3.BitVecVal(0xB0 << 56 | (hash(v.source[1]) & ((1 << 48) - 1)), 64)
+            # A digest, not hash(): terms must not depend on Python's per-process string hashing.
+            digest = int.from_bytes(hashlib.blake2b(v.source[1].encode(), digest_size=6).digest(), "big")
+            return z3.BitVecVal(0xB0 << 56 | digest, 64)
         if kind == "int":
             bits = v.source[1]
             return z3.BitVecVal(0xC0 << 56, 64) + z3.ZeroExt(64 - bits.size(), bits)

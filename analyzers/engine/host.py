@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import z3
 
 from .. import binding as B
+from ..limits import DEFAULT_SMEM, MAX_BLOCK, MAX_GRID, MAX_THREADS_PER_BLOCK
 from ..kir import nodes as N
 from ..kir import types as T
 from . import ints, lia
@@ -23,7 +24,6 @@ from .values import BoolV, FloatV, FuncV, IntV, LazyDtype, OpaqueV, OptionalV, P
 UINT = T.UINT32
 DIM3 = T.StructType("dim3", (T.Field("x", UINT, 0), T.Field("y", UINT, 4), T.Field("z", UINT, 8)), 12, 4)
 UINT3 = T.StructType("uint3", DIM3.fields, 12, 4)
-from ..limits import DEFAULT_SMEM, MAX_BLOCK, MAX_GRID, MAX_THREADS_PER_BLOCK
 # The size of an allocation only the caller knows: large enough for any offset an access can form.
 UNCHECKED_SIZE = 1 << 62
 

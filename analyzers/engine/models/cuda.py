@@ -355,9 +355,8 @@ def cub_reduce(interp, st, call, this, args):
 def _cub_barrier(interp, st, call) -> None:
     """A cub block collective synchronises the block inside: every thread must reach it, and it
     ends a barrier interval (its temporary storage is race-free by construction)."""
-    from ..models import normalize
-    from ..threads import BLOCK_COLLECTIVES
-    if normalize(call.name) in BLOCK_COLLECTIVES:
+    from ..threads import is_block_barrier
+    if is_block_barrier(call.name):
         interp.barrier(st, call.span, "block", call.name)
 
 
