@@ -314,13 +314,13 @@ class Context:
             fixed.append(term == better.eval(term, model_completion=True))
         return better
 
-    def _try_model(self, constraints):
+    def _try_model(self, constraints, effort: float = 1.0):
         try:
-            return self.solver.model(constraints)
+            return self.solver.model(constraints, effort)
         except SolverUnknown:
             return None
 
-    def _bisect(self, constraints: list, values: dict, model, steps: int = 12):
+    def _bisect(self, constraints: list, values: dict, model, steps: int = 12, effort: float = 1.0):
         """The path adds conditions the integers did not see: search the first size between the
         integer minimum (a lower bound) and the model's value."""
         name, term = self.dim_order[0]
@@ -331,7 +331,7 @@ class Context:
             if lo >= hi or self.over_budget():
                 break
             mid = (lo + hi) // 2
-            m = self._try_model(constraints + [z3.ULE(term, mid)])
+            m = self._try_model(constraints + [z3.ULE(term, mid)], effort)
             if m is None:
                 lo = mid + 1
             else:

@@ -40,7 +40,7 @@ class Solver:
         self._cache: dict[int, bool] = {}
         self._last_unknown = "unknown"
 
-    def _new(self, seed: int = 0):
+    def _new(self, seed: int = 0, rlimit: int | None = None):
         # A fresh solver per query: after push/pop z3 leaves its bit-blasting pipeline for the
         # incremental core, which is several times slower on these queries.
         s = z3.Tactic("qfbv").solver()
@@ -48,16 +48,17 @@ class Solver:
         if self.remaining is not None:
             timeout = min(timeout, max(50, int(self.remaining() * 1000) + 50))
         s.set("timeout", timeout)
-        s.set("rlimit", self.rlimit)
+        s.set("rlimit", rlimit or self.rlimit)
         s.set("random_seed", seed)
         return s
 
-    def _check(self, constraints) -> tuple[z3.CheckSatResult, z3.ModelRef | None]:
+    def _check(self, constraints, attempts: int | None = None, rlimit: int | None = None) \
+            -> tuple[z3.CheckSatResult, z3.ModelRef | None]:
         # The SAT search's cost is heavy-tailed: the same query, its terms numbered differently
         # (what ran before it in the process), takes from one to several times its median work.
         # One more search with another seed makes a verdict near the limit far less a matter of luck.
-        for seed in range(self.attempts):
-            s = self._new(seed)
+        for seed in range(attempts or self.attempts):
+            s = self._new(seed, rlimit)
             s.add(*constraints)
             t = time.perf_counter()
             r = s.check()
@@ -92,12 +93,17 @@ class Solver:
         self._cache[key] = r == z3.sat
         return r == z3.sat
 
-    def model(self, constraints: list) -> z3.ModelRef | None:
-        """A model of the constraints, None when unsatisfiable; raises SolverUnknown otherwise."""
+    def model(self, constraints: list, effort: float = 1.0) -> z3.ModelRef | None:
+        """A model of the constraints, None when unsatisfiable; raises SolverUnknown otherwise.
+        An ``effort`` below 1 is one search with that share of the work limit: for a smaller
+        witness, where a hard query is given up rather than paid for twice."""
         simplified = [c for c in constraints if not z3.is_true(c)]
         if any(z3.is_false(c) for c in simplified):
             return None
-        r, model = self._check(simplified)
+        if effort < 1.0:
+            r, model = self._check(simplified, attempts=1, rlimit=max(1, int(self.rlimit * effort)))
+        else:
+            r, model = self._check(simplified)
         if r == z3.unknown:
             self.stats.unknown += 1
             raise SolverUnknown(self._last_unknown)

@@ -45,6 +45,9 @@ BLOCK_COLLECTIVES = frozenset({
 EPOCH_BITS = 64
 PRIME = "\u2032"  # the second thread's copy of a symbol: threadIdx.x!3 -> threadIdx.x!3′
 SECOND = " (second thread)"
+# A two-thread query is several times a one-thread one: a smaller witness is searched with a
+# quarter of the work limit, once, and a hard attempt keeps the witness already found.
+WITNESS_EFFORT = 0.25
 
 
 def _epoch(v: int) -> z3.BitVecRef:
@@ -162,6 +165,9 @@ class LaunchThreads:
     block_uniform: set = field(default_factory=set)  # values alike within a block (shared memory loads)
     warp_barriers: bool = False  # a __syncwarp ran: warp and block epochs may differ
     decisions: dict = field(default_factory=dict)  # pc term id -> Decision
+    # (term id, same block) -> (term, its second thread's copy): renaming is by name, the same for
+    # every pair query, and a path's conditions are renamed once, not once per pair.
+    renamed: dict = field(default_factory=dict)
     pairs: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     def varies(self, name: str, same_block: bool) -> bool:
@@ -201,7 +207,6 @@ class SecondThread:
         self.threads = threads
         self.same_block = same_block
         self.names: dict[str, z3.ExprRef] = {}
-        self.pairs: list = []
 
     def _renamed(self, v) -> z3.ExprRef:
         name = str(v)
@@ -209,7 +214,6 @@ class SecondThread:
         if new is None:
             new = z3.Const(name + PRIME, v.sort())
             self.names[name] = new
-            self.pairs.append((v, new))
             sym = self.ctx.symbols.get(name)
             if sym is not None:
                 deps = tuple(d + PRIME if self.threads.varies(d, self.same_block) else d for d in sym.deps)
@@ -226,10 +230,14 @@ class SecondThread:
         return new
 
     def __call__(self, term):
-        for v in _vars(term):
-            if self.threads.varies(str(v), self.same_block):
-                self._renamed(v)
-        return z3.substitute(term, *self.pairs) if self.pairs else term
+        key = (term.get_id(), self.same_block)
+        hit = self.threads.renamed.get(key)
+        if hit is not None:
+            return hit[1]
+        pairs = [(v, self._renamed(v)) for v in _vars(term) if self.threads.varies(str(v), self.same_block)]
+        out = z3.substitute(term, *pairs) if pairs else term
+        self.threads.renamed[key] = (term, out)
+        return out
 
     def witness(self, model) -> dict:
         """The second thread's indices (and loop iterations the condition mentions)."""
@@ -488,7 +496,7 @@ def small_model(ctx, threads: LaunchThreads, constraints: list, model):
     for fixed in ([t == lo for t, lo in dims] + blocks, [t == lo for t, lo in dims]):
         if not fixed or ctx.over_budget():
             continue
-        better = ctx._try_model(constraints + fixed)
+        better = ctx._try_model(constraints + fixed, WITNESS_EFFORT)
         if better is not None:
             return better
-    return ctx._bisect(constraints, {}, model) if ctx.dim_order else model
+    return ctx._bisect(constraints, {}, model, steps=6, effort=WITNESS_EFFORT) if ctx.dim_order else model
