@@ -2,10 +2,14 @@
 and verifies instances."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import clang.cindex as ci
+
 from . import binding as B
+from .binding import KERNEL_OP, LAUNCH_ARGS
 from . import zeroconfig
 from .checks import default_checks
 from .engine.context import Options
@@ -22,6 +26,33 @@ from .kir import nodes as N
 
 class OpNotFound(Exception):
     pass
+
+
+KERNEL_LAUNCHER = "__kernelvet_launch"  # the host function a bare kernel's op runs (Workspace.kernel_op)
+
+
+def split_template(spec: str) -> tuple[str, list[str]]:
+    """'ns::k<float, Vec<2>, 4>' -> ('ns::k', ['float', 'Vec<2>', '4'])."""
+    if "<" not in spec:
+        return spec.strip(), []
+    name, rest = spec.split("<", 1)
+    rest = rest.rstrip()
+    if rest.endswith(">"):
+        rest = rest[:-1]
+    out, depth, cur = [], 0, ""
+    for ch in rest:
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return name.strip(), out
 
 
 @dataclass
@@ -120,6 +151,9 @@ class Workspace:
         key = (str(self.path(file)), launcher)
         if key in self._ops:
             return self._ops[key]
+        if launcher.startswith(KERNEL_OP):
+            self._ops[key] = self.kernel_op(file, launcher[len(KERNEL_OP):])
+            return self._ops[key]
         unit = self.unit(file)
         if unit.definitions is None:
             unit.definitions = list(discover.function_definitions(unit.parsed.tu, unit.parsed.path))
@@ -134,6 +168,50 @@ class Workspace:
         lowered = LoweredOp(launcher, file, program, fn, unit.parsed.errors)
         self._ops[key] = lowered
         return lowered
+
+    def kernel_op(self, file: str, spec: str) -> LoweredOp:
+        """A bare kernel's op: one launch of it, appended to its file as a host function whose
+        arguments are the kernel's and the launch configuration's (binding.LAUNCH_ARGS). A
+        ``#line`` makes the launch read as the kernel's own definition line."""
+        unit = self.unit(file)
+        name, targs = split_template(spec)
+        kernels = [c for c in discover.function_definitions(unit.parsed.tu, unit.parsed.path, templates=True)
+                   if discover.is_kernel(c) and (c.spelling == name or qualified_name(c) == name
+                                                 or qualified_name(c).endswith("::" + name))]
+        if not kernels:
+            raise OpNotFound(f"{file}: no __global__ function named '{name}' is defined there")
+        kernel = kernels[0]
+        is_template = kernel.kind == ci.CursorKind.FUNCTION_TEMPLATE
+        if is_template and not targs:
+            raise OpNotFound(f"{file}: kernel '{name}' is a template: name its arguments ('{name}<float, 4>')")
+        params = []
+        for i, p in enumerate(c for c in kernel.get_children() if c.kind == ci.CursorKind.PARM_DECL):
+            ty = p.type.get_canonical().spelling
+            # A template's parameter types read type-parameter-0-i: the binding's arguments stand in.
+            ty = re.sub(r"type-parameter-0-(\d+)", lambda m: targs[int(m.group(1))] if int(m.group(1)) < len(targs)
+                        else m.group(0), ty)
+            params.append((p.spelling or f"__kv_arg{i}", ty))
+        callee = qualified_name(kernel) + (f"<{', '.join(targs)}>" if targs else "")
+        g, b, smem = LAUNCH_ARGS[:3], LAUNCH_ARGS[3:6], LAUNCH_ARGS[6]
+        decls = [f"{ty} {n}" if "(*)" not in ty else ty.replace("(*)", f"(*{n})") for n, ty in params]
+        decls += [f"unsigned int {n}" for n in g + b] + [f"unsigned long {smem}"]
+        path = self.path(file)
+        wrapper = (f'\n#line {kernel.extent.start.line} "{path}"\n'
+                   f"void {KERNEL_LAUNCHER}({', '.join(decls)}) {{ {callee}<<<dim3({', '.join(g)}), "
+                   f"dim3({', '.join(b)}), {smem}>>>({', '.join(n for n, _ in params)}); }}\n")
+        variant = self.unit_with(file, path.read_text(errors="replace") + wrapper)
+        if variant is None:
+            raise OpNotFound(f"{file}: the launch of kernel '{spec}' could not be parsed")
+        errors = [e for e in variant.parsed.errors if e.line == kernel.extent.start.line]
+        if errors:
+            raise OpNotFound(f"{file}:{kernel.extent.start.line}: the launch of kernel '{spec}' does not compile "
+                             f"({errors[0].message})")
+        found = discover.find_function(variant.parsed.tu, variant.parsed.path, KERNEL_LAUNCHER)
+        fkey = variant.lowerer.function(found[0]) if found else None
+        if fkey is None:
+            raise OpNotFound(f"{file}: the launch of kernel '{spec}' could not be lowered")
+        program = variant.lowerer.program
+        return LoweredOp(spec, file, program, program.functions[fkey], variant.parsed.errors)
 
     def entry_points(self, file: str) -> list[str]:
         """The ops of a file when no manifest names them (see discover.entry_points)."""

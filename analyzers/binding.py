@@ -363,12 +363,25 @@ class TensorArg:
     nondecreasing: bool = False  # a 1-D index tensor whose elements never decrease (cumulative lengths)
 
 
+# A bare kernel's op: its launcher is one launch of the kernel that kernelvet appends to the
+# kernel's file (api.Workspace.kernel_op), named by this prefix and the kernel (with template
+# arguments); the launch configuration is that launcher's arguments.
+KERNEL_OP = "kernel:"
+LAUNCH_ARGS = ("__kv_grid_x", "__kv_grid_y", "__kv_grid_z", "__kv_block_x", "__kv_block_y", "__kv_block_z",
+               "__kv_shared_bytes")
+
 LAZY_DTYPE = ""  # a TensorArg dtype decided by the op itself (dispatch, data_ptr<T>()): zero-config
 
 
 @dataclass(frozen=True)
 class BufferArg:
-    """A raw device pointer whose allocation the op does not see (zero-config): unknown size."""
+    """A raw device pointer. With ``size`` (bytes), the allocation a binding states (a bare kernel's
+    ``{elements: n, dtype: float32}``); without, one the op does not see (zero-config): unknown size,
+    checked for negative offsets only."""
+
+    size: Expr | None = None
+    elem_size: int = 0
+    values: tuple | None = None  # (lo, hi) Exprs bounding every integer element
 
 
 @dataclass(frozen=True)
@@ -552,6 +565,10 @@ def instance_problems(inst: "Instance") -> list[str]:
                 if lo[0] > hi[1]:
                     out.append(f"argument '{pname}': values [{to_text(a.values[0])}, {to_text(a.values[1])}] "
                                "admit no value (min above max)")
+        elif isinstance(a, BufferArg) and a.size is not None:
+            check(a.size, f"argument '{pname}', size in bytes", size=True)
+            for v in a.values or ():
+                check(v, f"argument '{pname}', values")
         elif isinstance(a, ScalarArg) and a.value is not None:
             check(a.value, f"argument '{pname}'")
     return list(dict.fromkeys(out))

@@ -59,8 +59,12 @@ def why_unreached(ws: Workspace, file: str) -> tuple[str, int, str | None]:
     if kernels:
         names = ", ".join(f"{name} (line {line})" for name, line in kernels[:5])
         more = f" and {len(kernels) - 5} more" if len(kernels) > 5 else ""
+        first = kernels[0][0]
         return (f"kernels {names}{more} have no launcher in the scanned files, so nothing verified them: "
-                "scan the file that launches them too", kernels[0][1], "bare-kernels")
+                "scan the file that launches them too, or bind each by name in a version 1 manifest (a kernel "
+                f"launched from Python or another library): `- kernel: {first}`, `launch: {{grid: ..., block: ...}}`, "
+                "and its pointers as `{elements: n, dtype: float32}` (docs/manifest.md, \"Bare kernels\")",
+                kernels[0][1], "bare-kernels")
     if error is not None:
         return f"does not compile: {error[0]}", error[1], None
     return "no op launches a kernel from it, and no verified op includes it: nothing in it was verified", 0, "no-op"
@@ -71,7 +75,8 @@ def _kernels_and_first_error(ws: Workspace, file: str):
     unit = ws.unit(file)
     path = (ws.root / file).resolve()
     errors = [e for e in unit.parsed.errors if Path(e.file).resolve() == path]
-    kernels = [(c.spelling, c.location.line) for c in discover.function_definitions(unit.parsed.tu, unit.parsed.path)
+    kernels = [(c.spelling, c.location.line)
+               for c in discover.function_definitions(unit.parsed.tu, unit.parsed.path, templates=True)
                if discover.is_kernel(c)]
     return kernels, ((errors[0].message, errors[0].line) if errors else None)
 

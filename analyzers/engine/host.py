@@ -156,13 +156,24 @@ class HostOps:
             return string_holding(ty, f'"{arg.text}"')
         if isinstance(ty, T.FloatType):
             return FloatV(ty)
+        if isinstance(ty, T.PtrType) and isinstance(arg, B.BufferArg) and arg.size is not None:
+            # An allocation the binding states (a bare kernel's buffer): checked as a tensor's storage.
+            nbytes = self.sym_int(arg.size, p.span)
+            st.assume(lia.CURRENT.register(nbytes.bv >= 0, ints.I(nbytes) >= 0))
+            values = None
+            if arg.values is not None:
+                values = (self.sym_int(arg.values[0], p.span), self.sym_int(arg.values[1], p.span))
+            region = self.new_region("global", p.name, nbytes, p.span, elem_size=arg.elem_size, values=values,
+                                     align=256)
+            return PtrV(region, const_int(0, T.INT64), ty.pointee)
         if isinstance(ty, T.PtrType) and isinstance(arg, B.BufferArg):
             self.ctx.note(f"'{p.name}' points to memory the op does not allocate: accesses through it are checked "
                           "for negative offsets only")
             region = self.new_region("global", p.name, UNCHECKED_SIZE, p.span, align=256, note="unchecked")
             return PtrV(region, const_int(0, T.INT64), ty.pointee)
         if isinstance(ty, T.PtrType):
-            raise BindingError(f"argument '{p.name}' of {fn.display} is a raw pointer: bind the op that owns the tensor")
+            raise BindingError(f"argument '{p.name}' of {fn.display} is a raw pointer: bind the op that owns the tensor, "
+                               "or give the allocation ({elements: n, dtype: float32} or {bytes: n})")
         return OpaqueV("argument", ty)
 
     def make_tensor(self, name: str, arg: B.TensorArg, st: State, span: N.Span) -> TensorV:

@@ -158,6 +158,10 @@ def _describe(p, B) -> dict:
                 s += f", strides [{', '.join(text(e) for e in a.strides)}]"
             if a.values is not None:
                 s += f", values in [{text(a.values[0])}, {text(a.values[1])}]"
+        elif isinstance(a, B.BufferArg):
+            s = "memory of unknown size" if a.size is None else f"buffer of {text(a.size)} bytes"
+            if a.values is not None:
+                s += f", values in [{text(a.values[0])}, {text(a.values[1])}]"
         elif isinstance(a, B.AbsentArg):
             s = "absent (None)"
         elif isinstance(a, B.StringArg):

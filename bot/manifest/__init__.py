@@ -405,3 +405,7 @@ def _exprs(a):
         yield from a.values or ()
     elif isinstance(a, B.ScalarArg) and a.value is not None:
         yield a.value
+    elif isinstance(a, B.BufferArg):
+        if a.size is not None:
+            yield a.size
+        yield from a.values or ()

@@ -84,6 +84,8 @@ class Arg(Strict):
     optional: bool = Field(False, description="verify the op with the tensor present and with it absent")
     device: Literal["cuda", "cpu"] | None = Field(None, description="where the tensor lives (default cuda)")
     value: Expr | None = None
+    elements: Expr | None = Field(None, description="a raw pointer's allocation, in elements of 'dtype' (bare kernels)")
+    bytes: Expr | None = Field(None, description="a raw pointer's allocation, in bytes (bare kernels)")
     string: str | None = Field(None, description="a string argument's value, as the caller passes it ('fp8')")
     absent: bool = False
     any: bool = False
@@ -110,6 +112,18 @@ class Arg(Strict):
 
     @model_validator(mode="after")
     def consistent(self):
+        if self.elements is not None or self.bytes is not None:
+            if self.elements is not None and self.bytes is not None:
+                raise ValueError("give a buffer's size as 'elements' (with 'dtype') or as 'bytes', not both")
+            if self.elements is not None and self.dtype is None:
+                raise ValueError("'elements' needs a 'dtype' (or give the size in 'bytes')")
+            extra = [k for k in ("shape", "strides", "device", "value", "string") if getattr(self, k) is not None]
+            extra += [k for k in ("optional", "nondecreasing", "absent") if getattr(self, k)]
+            if extra:
+                raise ValueError(f"a buffer ('elements' or 'bytes') cannot also have {', '.join(repr(k) for k in extra)}")
+            if self.values is not None and len(self.values) != 2:
+                raise ValueError("values must be [min, max]")
+            return self
         tensor_keys = [k for k in ("dtype", "strides", "values", "device") if getattr(self, k) is not None]
         tensor_keys += [k for k in ("optional", "nondecreasing") if getattr(self, k)]
         if self.shape is None:
@@ -132,9 +146,35 @@ class Arg(Strict):
     def is_tensor(self) -> bool:
         return self.shape is not None
 
+    @property
+    def is_buffer(self) -> bool:
+        return self.elements is not None or self.bytes is not None
+
+
+class Launch(Strict):
+    """A bare kernel's launch configuration: up to three extents each, as expressions."""
+
+    grid: list[Expr] = Field(min_length=1, max_length=3)
+    block: list[Expr] = Field(min_length=1, max_length=3)
+    shared_bytes: Expr = Field(0, description="dynamic shared memory of the launch, in bytes")
+
+    @model_validator(mode="before")
+    @classmethod
+    def shorthand(cls, v: Any):
+        if isinstance(v, dict):
+            v = dict(v)
+            for k in ("grid", "block"):
+                if isinstance(v.get(k), (str, int)) and not isinstance(v.get(k), bool):
+                    v[k] = [v[k]]
+        return v
+
 
 class Op(Strict):
     op: str | None = Field(None, description="the registered op name (torch.ops.<ns>.<op>); finds file and launcher")
+    kernel: str | None = Field(None, description="a __global__ function launched by no code of the repository "
+                               "(a kernel library): the op is one launch of it, with template arguments if any "
+                               "('scale_rows<float, 4>')")
+    launch: Launch | None = Field(None, description="a bare kernel's grid, block and dynamic shared memory")
     name: str | None = None
     file: str | None = None
     launcher: str | None = None
@@ -146,6 +186,12 @@ class Op(Strict):
 
     @model_validator(mode="after")
     def located(self):
+        if self.kernel is not None or self.launch is not None:
+            if self.kernel is None or self.launch is None:
+                raise ValueError("a bare kernel needs both 'kernel' (its name) and 'launch' (grid, block)")
+            if self.op is not None or self.launcher is not None:
+                raise ValueError("'kernel' names the op by its kernel: it cannot also have 'op' or 'launcher'")
+            return self
         if self.op is None and self.file is None:
             raise ValueError("an op needs 'op' (its registered name) or 'file' (where its launcher is defined)")
         if self.op is None and self.name is None and self.launcher is None:
@@ -159,7 +205,7 @@ class Op(Strict):
 
     @property
     def display(self) -> str:
-        return self.name or self.op or self.launcher
+        return self.name or self.op or self.launcher or self.kernel
 
 
 class Manifest(Strict):

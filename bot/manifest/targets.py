@@ -6,6 +6,7 @@ import difflib
 import re
 from pathlib import Path
 
+from analyzers.binding import KERNEL_OP
 from analyzers.frontend.includes import IncludeResolver
 
 _SOURCE_GLOBS = ("*.cu", "*.cuh", "*.cc", "*.cpp", "*.cxx", "*.h", "*.hpp")
@@ -72,9 +73,12 @@ def check_targets(lm, planned, root: Path) -> list[str]:
                 pass
             texts[p.file] = "\n".join(chunks)
         name = p.launcher.rsplit("::", 1)[-1]
+        if p.launcher.startswith(KERNEL_OP):  # a bare kernel: its own name, template arguments aside
+            name = p.launcher[len(KERNEL_OP):].split("<", 1)[0].strip().rsplit("::", 1)[-1]
         if not re.search(rf"\b{re.escape(name)}\b", texts[p.file]):
             op = lm.spec.ops[p.op_index]
-            key_name = "launcher" if getattr(op, "launcher", None) else "op" if getattr(op, "op", None) else "name"
+            key_name = "kernel" if getattr(op, "kernel", None) else "launcher" if getattr(op, "launcher", None) \
+                else "op" if getattr(op, "op", None) else "name"
             candidates = _CALLABLE.findall(texts[p.file])
             errors.append(f"{lm.pos('ops', p.op_index, key_name)}: ops[{p.op_index}] ({p.op_name}): no function named "
                           f"'{name}' in {p.file} or the headers it includes" + _nearest(name, candidates))

@@ -220,6 +220,9 @@ def _exprs_of(a):
 
 def _target(lm, oi, op, resolver, errors):
     """(file, launcher, schema name -> parameter name, parameter names or None)."""
+    if op.kernel is not None:
+        file = op.file or _kernel_file(lm, oi, op, resolver.root, errors)
+        return None if file is None else (file, B.KERNEL_OP + op.kernel, {}, None)
     if op.op is None:
         return op.file, op.launcher or op.name, {}, None
     try:
@@ -232,7 +235,45 @@ def _target(lm, oi, op, resolver, errors):
     return file, launcher, reg.arg_names(), reg.params if reg.params else None
 
 
+GLOBAL_DEF = r"__global__[^;{{}}]*?\b{name}\s*\("
+
+
+def _kernel_file(lm, oi, op, root, errors) -> str | None:
+    """The file that defines a bare kernel named without 'file': the one CUDA file of the
+    repository with a ``__global__`` definition of that name."""
+    import re
+    plain = op.kernel.split("<", 1)[0].strip().split("::")[-1]
+    where = f"{lm.pos('ops', oi, 'kernel')}: ops[{oi}] ({op.display})"
+    if root is None:
+        errors.append(f"{where}: give the kernel's 'file' (no repository to search)")
+        return None
+    pattern = re.compile(GLOBAL_DEF.format(name=re.escape(plain)), re.S)
+    found = []
+    for path in sorted(Path(root).rglob("*")):
+        if path.suffix not in (".cu", ".cuh") or not path.is_file() or not path.resolve().is_relative_to(Path(root).resolve()):
+            continue
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        if pattern.search(text):
+            found.append(str(path.relative_to(root)))
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        errors.append(f"{where}: no .cu or .cuh file of the repository defines a __global__ function "
+                      f"'{plain}'; give its 'file'")
+    else:
+        errors.append(f"{where}: {len(found)} files define a __global__ function '{plain}' "
+                      f"({', '.join(found[:3])}{', ...' if len(found) > 3 else ''}); give its 'file'")
+    return None
+
+
 def _models(lm, oi, op, by_name, errors):
+    if op.kernel is not None and not lm.models:
+        # A kernel library serves no model: its bare kernels run once per top-level dtype.
+        from . import Model
+        return [Model("(no model)", {}, lm.spec.dtypes[0], -1, dtypes=list(lm.spec.dtypes))]
     if isinstance(op.models, list):
         out = []
         for j, name in enumerate(op.models):
@@ -321,6 +362,9 @@ def _instance(lm, oi, m, dtype, dims, derived, constraints, user_names, file, la
         shorthand = not isinstance(raw_args.get(key), dict)
         where = lm.pos("ops", oi, "args", key, *(loc[1:] if shorthand and loc[:1] == ("shape",) else
                                                  (() if shorthand else loc)))
+        return checked(value, where)
+
+    def checked(value, where):
         try:
             e = B.parse_expr(value)
         except B.ExprError as exc:
@@ -345,6 +389,15 @@ def _instance(lm, oi, m, dtype, dims, derived, constraints, user_names, file, la
         name = arg_names[key]
         if spec.absent or key in absent:
             args.append((name, B.AbsentArg()))
+        elif spec.is_buffer:
+            if spec.bytes is not None:
+                size, esize = expr(spec.bytes, key, "bytes"), 0
+            else:
+                esize = B.DTYPE_SIZES[spec.dtype]
+                size = B.BinOp("*", expr(spec.elements, key, "elements"), B.Num(esize))
+            values = None if spec.values is None else tuple(
+                expr(s, key, "values", i) for i, s in enumerate(spec.values))
+            args.append((name, B.BufferArg(size, esize, values)))
         elif spec.is_tensor:
             shape = tuple(expr(s, key, "shape", i) for i, s in enumerate(spec.shape))
             strides = None if spec.strides is None else tuple(
@@ -360,6 +413,16 @@ def _instance(lm, oi, m, dtype, dims, derived, constraints, user_names, file, la
         else:
             v = expr(spec.value, key, "value")
             args.append((name, B.ScalarArg(v, isinstance(v, B.Num) and isinstance(v.value, float))))
+    if op.launch is not None:
+        # The launch configuration: arguments of the launcher kernelvet appends (B.LAUNCH_ARGS).
+        extents = [(op.launch.grid, "grid"), (op.launch.block, "block")]
+        for (values, key), names in zip(extents, (B.LAUNCH_ARGS[:3], B.LAUNCH_ARGS[3:6])):
+            for i, n in enumerate(names):
+                v = values[i] if i < len(values) else 1
+                at = lm.pos("ops", oi, "launch", key, *((i,) if i < len(values) else ()))
+                args.append((n, B.ScalarArg(checked(v, at))))
+        args.append((B.LAUNCH_ARGS[6], B.ScalarArg(checked(op.launch.shared_bytes,
+                                                           lm.pos("ops", oi, "launch", "shared_bytes")))))
     try:
         relations = instance_relations(
             op.relations, lambda k: lm.pos("ops", oi, "relations", k), f"ops[{oi}] ({op.display})",
