@@ -31,6 +31,25 @@ class OpNotFound(Exception):
 KERNEL_LAUNCHER = "__kernelvet_launch"  # the host function a bare kernel's op runs (Workspace.kernel_op)
 
 
+def _respan(node, last: int, at: N.Span, seen=None) -> None:
+    """Every span of ``node`` past line ``last`` of its file becomes ``at`` (the nodes are frozen:
+    this runs once, right after lowering, before anything reads them)."""
+    seen = set() if seen is None else seen
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    span = getattr(node, "span", None)
+    if isinstance(span, N.Span) and span.line > last:
+        object.__setattr__(node, "span", at)
+    for name in getattr(node, "__dataclass_fields__", {}):
+        if name in ("ty",):
+            continue
+        v = getattr(node, name)
+        for x in (v if isinstance(v, (tuple, list)) else (v,)):
+            if isinstance(x, N.Node) or (hasattr(x, "__dataclass_fields__") and hasattr(x, "span")):
+                _respan(x, last, at, seen)
+
+
 def split_template(spec: str) -> tuple[str, list[str]]:
     """'ns::k<float, Vec<2>, 4>' -> ('ns::k', ['float', 'Vec<2>', '4'])."""
     if "<" not in spec:
@@ -172,7 +191,8 @@ class Workspace:
     def kernel_op(self, file: str, spec: str) -> LoweredOp:
         """A bare kernel's op: one launch of it, appended to its file as a host function whose
         arguments are the kernel's and the launch configuration's (binding.LAUNCH_ARGS). A
-        ``#line`` makes the launch read as the kernel's own definition line."""
+        launch reads as the kernel's own definition line (findings about the launch, witnesses of
+        its arguments): the appended lines exist in no file."""
         unit = self.unit(file)
         name, targs = split_template(spec)
         kernels = [c for c in discover.function_definitions(unit.parsed.tu, unit.parsed.path, templates=True)
@@ -196,22 +216,29 @@ class Workspace:
         decls = [f"{ty} {n}" if "(*)" not in ty else ty.replace("(*)", f"(*{n})") for n, ty in params]
         decls += [f"unsigned int {n}" for n in g + b] + [f"unsigned long {smem}"]
         path = self.path(file)
-        wrapper = (f'\n#line {kernel.extent.start.line} "{path}"\n'
+        text = path.read_text(errors="replace")
+        wrapper = ("\n"
                    f"void {KERNEL_LAUNCHER}({', '.join(decls)}) {{ {callee}<<<dim3({', '.join(g)}), "
                    f"dim3({', '.join(b)}), {smem}>>>({', '.join(n for n, _ in params)}); }}\n")
-        variant = self.unit_with(file, path.read_text(errors="replace") + wrapper)
+        variant = self.unit_with(file, text + wrapper)
         if variant is None:
             raise OpNotFound(f"{file}: the launch of kernel '{spec}' could not be parsed")
-        errors = [e for e in variant.parsed.errors if e.line == kernel.extent.start.line]
+        last = text.count("\n") + 1
+        errors = [e for e in variant.parsed.errors if e.line > last]
         if errors:
-            raise OpNotFound(f"{file}:{kernel.extent.start.line}: the launch of kernel '{spec}' does not compile "
-                             f"({errors[0].message})")
+            raise OpNotFound(f"{file}:{kernel.extent.start.line}: the launch of kernel '{spec}' the manifest binds does "
+                             f"not compile ({errors[0].message})")
         found = discover.find_function(variant.parsed.tu, variant.parsed.path, KERNEL_LAUNCHER)
         fkey = variant.lowerer.function(found[0]) if found else None
         if fkey is None:
             raise OpNotFound(f"{file}: the launch of kernel '{spec}' could not be lowered")
         program = variant.lowerer.program
-        return LoweredOp(spec, file, program, program.functions[fkey], variant.parsed.errors)
+        fn = program.functions[fkey]
+        at = N.Span(fn.span.file, kernel.location.line, kernel.location.column, kernel.location.line,
+                    kernel.location.column + len(kernel.spelling), f"the manifest's launch of {spec}")
+        _respan(fn, last, at)
+        object.__setattr__(fn, "display", spec)  # reports name the op by its kernel
+        return LoweredOp(spec, file, program, fn, variant.parsed.errors)
 
     def entry_points(self, file: str) -> list[str]:
         """The ops of a file when no manifest names them (see discover.entry_points)."""

@@ -66,8 +66,24 @@ def all_fixtures() -> list[Path]:
     return sorted(p for p in FIXTURES.rglob("*.cu") if p.is_file())
 
 
+def _kernel_manifest(fx: Fixture) -> dict:
+    """A fixture of bare kernels ('kernel:' and 'launch:' instead of 'op:'): a version 1 manifest,
+    the kernel library's models (none by default) and dtypes as its header gives them."""
+    h = fx.header
+    ops = h.get("ops") or [{k: h[k] for k in ("kernel", "launch", "args", "name") if k in h}]
+    out = {"version": 1, "models": h.get("models", []), "dtypes": h.get("dtypes", ["float32"]), "ops": []}
+    for key in ("user_dims", "derived", "constraints", "options", "returns"):
+        if key in h:
+            out[key] = h[key]
+    for o in ops:
+        out["ops"].append({k: v for k, v in o.items() if k != "verdict"} | {"file": fx.name})
+    return out
+
+
 def manifest_for(fx: Fixture) -> dict:
     h = fx.header
+    if "kernel" in h or any("kernel" in o for o in h.get("ops") or []):
+        return _kernel_manifest(fx)
     rel = fx.name
     models = h.get("models") or [{"name": "m", "fields": h.get("fields", {})}]
     models = [dict(m, config=str(FIXTURES / m["config"])) if "config" in m else m for m in models]
@@ -89,8 +105,8 @@ def manifest_for(fx: Fixture) -> dict:
 
 def verdicts(fx: Fixture) -> dict:
     h = fx.header
-    ops = h.get("ops") or [{"op": h["op"], "verdict": h.get("verdict")}]
-    return {o.get("name", o["op"]): o.get("verdict") for o in ops}
+    ops = h.get("ops") or [{k: h[k] for k in ("op", "kernel", "name") if k in h} | {"verdict": h.get("verdict")}]
+    return {o.get("name", o.get("op") or o.get("kernel")): o.get("verdict") for o in ops}
 
 
 def run_fixture(fx: Fixture, tmp: Path):

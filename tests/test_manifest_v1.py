@@ -266,3 +266,93 @@ def test_nondecreasing_is_for_one_dimension(tmp_path):
         "indices: {shape: [num_rows, 2048], dtype: int32}", "indices: {shape: [num_rows, 2048], dtype: int32, nondecreasing: true}")
     errs = errors(manifest(tmp_path, text, RELATED_DIMS), fixtures)
     assert any("'nondecreasing' is for a 1-D tensor (this one has 2 dimensions)" in e for e in errs), errs
+
+
+def _kernel_library(root: Path) -> None:
+    (root / "lib").mkdir()
+    (root / "lib" / "scale.cu").write_text(textwrap.dedent("""\
+        template <typename T, int VEC>
+        __global__ void scale_rows(T* out, const T* in, float s, int n) {
+          int i = (blockIdx.x * blockDim.x + threadIdx.x) * VEC;
+          if (i + VEC <= n) for (int j = 0; j < VEC; ++j) out[i + j] = in[i + j] * s;
+        }
+        __global__ void fill(int* out, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i <= n) out[i] = 0;
+        }
+        """))
+    (root / "lib" / "copy.cu").write_text("__global__ void fill(float* out, int n) {}\n")
+
+
+def _bare(tmp_path: Path, ops: str) -> Path:
+    p = tmp_path / "kernelvet.yaml"
+    p.write_text("version: 1\nmodels: []\nuser_dims:\n  n: {min: 1, max: 1000000}\nops:\n"
+                 + textwrap.indent(textwrap.dedent(ops), "  "))
+    return p
+
+
+def test_a_bare_kernel_is_bound_by_name_with_its_launch_and_buffers(tmp_path):
+    _kernel_library(tmp_path)
+    p = _bare(tmp_path, """
+        - kernel: scale_rows<float, 4>
+          launch: {grid: "ceil_div(n, 1024)", block: 256}
+          args:
+            out: {elements: n, dtype: float32}
+            in: {bytes: n * 4, values: [0, 7]}
+            s: any
+            n: n
+        """)
+    (planned,) = expand(load(p), root=tmp_path)
+    assert (planned.file, planned.launcher, planned.models) == ("lib/scale.cu", "kernel:scale_rows<float, 4>",
+                                                                ["(no model)"])
+    inst = planned.instance
+    assert inst.arg("out") == B.BufferArg(B.parse_expr("n * 4"), 4, None)
+    assert inst.arg("in").elem_size == 0 and inst.arg("in").values == (B.Num(0), B.Num(7))
+    launch = [inst.arg(n).value for n in B.LAUNCH_ARGS]
+    assert launch == [B.parse_expr("ceil_div(n, 1024)"), B.Num(1), B.Num(1), B.Num(256), B.Num(1), B.Num(1), B.Num(0)]
+
+
+def test_bare_kernels_are_verified_and_the_launch_reads_as_the_kernels_line(tmp_path):
+    from bot.scan import scan
+    _kernel_library(tmp_path)
+    p = _bare(tmp_path, """
+        - kernel: scale_rows<float, 4>
+          launch: {grid: "ceil_div(n, 1024)", block: 256}
+          args: {out: {elements: n, dtype: float32}, in: {elements: n, dtype: float32}, s: any, n: n}
+        - kernel: fill
+          file: lib/scale.cu
+          launch: {grid: "ceil_div(n, 128)", block: 128}
+          args: {out: {elements: n, dtype: int32}, n: n}
+        - kernel: fill
+          name: fill_wide
+          file: lib/scale.cu
+          launch: {grid: 1, block: 2048}
+          args: {out: {elements: n, dtype: int32}, n: n}
+        """)
+    report = scan(tmp_path, load(p), jobs=1)
+    verdicts = {r.planned.op_name: r.result.verdict for r in report.instances}
+    assert verdicts == {"scale_rows<float, 4>": "verified", "fill": "bug", "fill_wide": "bug"}
+    found = sorted((f.check, f.finding.location.line) for f in report.findings)
+    # The write at i == n is past the buffer; the block of 2048 threads is the launch's finding, at
+    # the kernel's definition (line 6): the launch the manifest states has no line of its own.
+    assert found == [("launch-config", 6), ("oob", 8)], found
+
+
+@pytest.mark.parametrize("ops, words", [
+    ("- kernel: scale_rows<float, 4>\n  args: {n: n}\n", "needs both 'kernel' (its name) and 'launch'"),
+    ("- kernel: fill\n  launch: {grid: 1, block: 32}\n", "2 files define a __global__ function 'fill'"),
+    ("- kernel: nothing_here\n  launch: {grid: 1, block: 32}\n", "no .cu or .cuh file of the repository defines"),
+    ("- kernel: fill\n  file: lib/scale.cu\n  launch: {grid: 1, block: 32}\n  args: {out: {elements: n}}\n",
+     "'elements' needs a 'dtype'"),
+    ("- kernel: fill\n  op: fill\n  launch: {grid: 1, block: 32}\n", "cannot also have 'op'"),
+    ("- kernel: fill\n  file: lib/scale.cu\n  launch: {grid: [1, 1, 1, 1], block: 32}\n", "grid"),
+])
+def test_bare_kernel_mistakes_are_errors(tmp_path, ops, words):
+    _kernel_library(tmp_path)
+    p = _bare(tmp_path, ops)
+    try:
+        expand(load(p), root=tmp_path)
+    except ManifestError as exc:
+        assert any(words in e for e in exc.errors), exc.errors
+    else:
+        pytest.fail("no error")
