@@ -18,7 +18,9 @@ from .values import Counter
 UNTRACKED = {"lane": "a value from another lane of the warp", "collective": "the result of a block or warp collective",
              "atomic": "the old value of an atomic", "asm": "the output of inline assembly",
              "unknown-call": "the result of a function with no body or model",
-             "input": "a value the program reads at run time (the clock, a file, the console)"}
+             "input": "a value the program reads at run time (the clock, a file, the console)",
+             "symbol": "the contents of a __constant__ or __device__ variable, which the host sets at run time",
+             "float": "an integer converted from a floating-point value"}
 
 
 class BudgetExceeded(Exception):

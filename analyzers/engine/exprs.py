@@ -10,7 +10,7 @@ from ..kir import types as T
 from . import ints, replay
 from .memory import ForkNeeded, PathEnd, index_to_int64, int_size, unsupported
 from .state import State, absorb, decided, fresh_value, merge_values
-from .values import (BoolV, ClosureV, FloatV, FuncV, IntV, Loc, MultiLoc, MultiPtrV, OpaqueV, PtrV, RefV,
+from .values import (BoolV, ClosureV, FloatV, exact_float, FuncV, IntV, Loc, MultiLoc, MultiPtrV, OpaqueV, PtrV, RefV,
                      StructV, Val, bool_of, const_int)
 
 BUILTIN_VARS = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize")
@@ -172,7 +172,7 @@ class ExprOps:
         return self.load(st, loc, e.span)
 
     def ev_float(self, e: N.Expr, st: State) -> Val:
-        return FloatV(e.ty, ("lit", e.span.text) if e.span.text else None)
+        return FloatV(e.ty, ("lit", e.span.text) if e.span.text else None, exact_float(_literal(e.span.text), e.ty))
 
     def ev_null(self, e: N.NullLit, st: State) -> Val:
         return self.null_ptr(e.ty if isinstance(T.strip_ref(e.ty), T.PtrType) else T.PtrType(T.VOID), e.span)
@@ -284,7 +284,7 @@ class ExprOps:
             size = max(T.strip_ref(a.pointee).size, 1)
             return ints.arith("/", diff, int_size(size), T.INT64, span, stack) if size > 1 else diff
         if isinstance(a, FloatV) or isinstance(b, FloatV) or isinstance(ty, T.FloatType):
-            return FloatV(ty)
+            return FloatV(ty, exact=_float_arith(op, _exact(a), _exact(b), ty, host=st.thread is None))
         if isinstance(a, IntV) and isinstance(b, IntV) and isinstance(ty, T.IntType):
             if op not in ("<<", ">>") and (a.ty.bits != ty.bits or a.ty.signed != ty.signed):
                 a = ints.convert(a, ty, span, stack)
@@ -412,9 +412,12 @@ class ExprOps:
                 return ints.convert(v, to, span, stack)
             if isinstance(v, BoolV):
                 return ints.from_bool(v, to)
+            if isinstance(v, FloatV) and v.exact is not None and to.min <= int(v.exact) <= to.max:
+                return const_int(int(v.exact), to)  # C truncates toward zero; the value is an integer
             if isinstance(v, FloatV):
                 x = fresh_value(to, "float_to_int", self.ctx.counter)
-                self.ctx.symbol(f"float converted at {span.file}:{span.line}", x.bv, "load", to.signed)
+                what = f"float converted at {span.file}:{span.line}"
+                self.ctx.symbol(what, x.bv, "load", to.signed, ("float", what, False))
                 return x
             if isinstance(v, PtrV):
                 return self.pointer_address(v, to, st, span)
@@ -426,7 +429,8 @@ class ExprOps:
         if isinstance(to, T.FloatType):
             # The same value converted is the same value (what a benign race compares).
             source = v.source if isinstance(v, FloatV) else ("int", v.bv) if isinstance(v, IntV) else None
-            return FloatV(to, source)
+            exact = v.exact if isinstance(v, FloatV) else v.concrete() if isinstance(v, IntV) else None
+            return FloatV(to, source, exact_float(exact, to))
         if isinstance(to, T.PtrType):
             if isinstance(v, PtrV):
                 return PtrV(v.region, v.off, to.pointee)
@@ -618,3 +622,38 @@ def _moves_with(e: z3.BitVecRef, base: z3.BitVecRef, align: int) -> bool:
 def _mentions(e: z3.ExprRef, x: z3.ExprRef) -> bool:
     from .context import _vars
     return any(z3.eq(v, x) for v in _vars(e))
+
+
+def _literal(text: str | None) -> float | None:
+    """The value of a floating-point literal's spelling (``16.0f``, ``1e3``, ``0x1p4``)."""
+    if not text:
+        return None
+    t = text.strip().rstrip("fFlL")
+    try:
+        return float.fromhex(t) if t.lower().startswith(("0x", "-0x")) else float(t)
+    except ValueError:
+        return None
+
+
+def _exact(v) -> float | None:
+    if isinstance(v, FloatV):
+        return v.exact
+    if isinstance(v, IntV):
+        return v.concrete()
+    return None
+
+
+def _float_arith(op: str, a, b, ty, host: bool) -> float | None:
+    """An operation on two exactly known values, kept where the result is exact (exact_float).
+    Division only on the host: device code may be built with fast, approximate division."""
+    if a is None or b is None or not isinstance(ty, T.FloatType):
+        return None
+    if op == "+":
+        return exact_float(a + b, ty)
+    if op == "-":
+        return exact_float(a - b, ty)
+    if op == "*":
+        return exact_float(a * b, ty)
+    if op == "/" and host and b != 0 and a % b == 0:
+        return exact_float(a / b, ty)
+    return None

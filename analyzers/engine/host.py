@@ -468,14 +468,28 @@ class HostOps:
                 return Loc(self.decl_region(decl, st), const_int(0, T.INT64), decl.ty)
             kind = {"constant": "constant"}.get(decl.storage, "global" if st.thread is not None else "host")
             is_tensor = getattr(decl.ty, "kind", None) == "tensor"
-            self._statics[key] = self.new_region(kind, e.name, max(decl.ty.size, 0), e.span, tracked=is_tensor)
+            # A __constant__ (or const) variable with an initializer the host never copies over holds
+            # it; any other holds what the host put there at run time ("symbol": a finding resting
+            # on it needs its values).
+            initialized = self._initialized(decl, e.name)
+            self._statics[key] = self.new_region(kind, e.name, max(decl.ty.size, 0), e.span,
+                                                 tracked=is_tensor or initialized,
+                                                 note="" if is_tensor or initialized else "symbol")
         region = self._statics[key]
+        if region.tracked and not st.content(region) and self._initialized(decl, e.name):
+            init = self.program.global_inits[e.name]
+            self._store_tracked(st, region, const_int(0, T.INT64), decl.ty,
+                                self.coerce(self.eval(init, st), decl.ty, e.span, st), e.span)
         if region.tracked and getattr(decl.ty, "kind", None) == "tensor" and 0 not in st.content(region):
             # A tensor kept between calls (a static workspace): whatever an earlier call left; the
             # launcher's own checks (numel() < needed: reallocate) decide the rest.
             from .models.torch import kept_tensor
             self._write_at(st.write_content(region), 0, decl.ty, kept_tensor(self, st, e.name, e.span))
         return Loc(region, const_int(0, T.INT64), decl.ty)
+
+    def _initialized(self, decl: N.VarDecl, name: str) -> bool:
+        return name in self.program.global_inits and (decl.storage == "constant" or decl.const) \
+            and getattr(decl.ty, "kind", None) != "tensor"
 
     def region_base(self, region: Region, st: State) -> z3.BitVecRef:
         """The address of an object: positive and aligned as its allocator aligns it."""

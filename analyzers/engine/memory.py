@@ -311,7 +311,8 @@ class MemoryOps:
             return v
         # Memory the op allocated holds what an earlier kernel of it wrote, which is not carried
         # from one launch to the next.
-        kind = "scratch" if region.kind == "global" and region.note == "allocated" else region.kind
+        kind = "scratch" if region.kind == "global" and region.note == "allocated" else \
+            "symbol" if region.note == "symbol" else region.kind
         self.ctx.symbol(f"{region.name}[...] loaded at {span.file}:{span.line}", v.bv, "load", v.ty.signed,
                         (kind, region.name, region.values is not None))
         if region.values is None:

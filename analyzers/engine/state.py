@@ -133,7 +133,9 @@ def merge_values(c: z3.BoolRef, a: Val | None, b: Val | None) -> Val | None:
     if isinstance(a, BoolV) and isinstance(b, BoolV):
         return BoolV(z3.If(c, a.term, b.term))
     if isinstance(a, FloatV) and isinstance(b, FloatV):
-        return a if _same_source(a.source, b.source) else FloatV(a.ty)
+        if _same_source(a.source, b.source):
+            return a
+        return FloatV(a.ty, exact=a.exact if a.exact is not None and a.exact == b.exact else None)
     if isinstance(a, OpaqueV) and isinstance(b, OpaqueV) and a.kind == b.kind and a.ty == b.ty \
             and a.payload is None and b.payload is None:
         return a  # void results, handles: nothing to tell apart

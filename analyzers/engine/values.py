@@ -80,6 +80,21 @@ class FloatV(Val):
     # Where the value came from, when two values from the same source are equal (the race check's
     # benign writes): ("mem", region id, byte offset term), ("lit", source text), ("int", term).
     source: tuple | None = None
+    # The value itself, where every step to it is exact in the type (small integers and their sums
+    # and products: `2 * sizeof(float)` held in a float, `(int)sqrtf(16)` on the host): see exact_float.
+    exact: float | None = None
+
+
+def exact_float(x, ty) -> float | None:
+    """``x`` when the float type holds it exactly and it is an integer small enough that every
+    float operation kernelvet evaluates on it (+, -, *, and on the host / and sqrt) is exact in
+    IEEE arithmetic and under --use_fast_math alike; else None."""
+    if x is None or x != x or x in (float("inf"), float("-inf")):
+        return None
+    limit = 1 << (24 if getattr(ty, "bits", 32) <= 32 else 53)
+    if float(x) != int(x) or abs(int(x)) > limit:
+        return None
+    return float(x)
 
 
 @dataclass(frozen=True, eq=False)

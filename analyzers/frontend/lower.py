@@ -70,6 +70,7 @@ class Lowerer:
         self._pending: dict[str, tuple] = {}
         self._vars: dict[tuple, N.VarDecl] = {}
         self._local_statics: dict[tuple, N.VarDecl] = {}
+        self._copied: set[str] | None = None  # variables the file's host code copies into
         self._next_var = var_base
         self._keys: dict[tuple, str] = {}
         self._closures: dict[int, str] = {}
@@ -138,6 +139,23 @@ class Lowerer:
             else:
                 out.append("?")
         return tuple(out)
+
+    def _symbol_copies(self) -> set[str]:
+        """Names of the variables the main file passes to ``cudaMemcpyToSymbol*`` (their contents
+        are set at run time, whatever their initializer says)."""
+        if self._copied is None:
+            self._copied = set()
+            main = str(self.parsed.path)
+            for c in self.parsed.tu.cursor.get_children():
+                if c.location.file is None or clangx.real_path(c.location.file.name) != main:
+                    continue
+                for node in c.walk_preorder():
+                    if node.kind == CK.CALL_EXPR and node.spelling.startswith("cudaMemcpyToSymbol"):
+                        args = list(node.get_arguments())
+                        if args:
+                            self._copied.update(x.spelling for x in args[0].walk_preorder()
+                                                if x.kind == CK.DECL_REF_EXPR)
+        return self._copied
 
     def function_name(self, c: ci.Cursor) -> str:
         parent = c.semantic_parent
@@ -709,7 +727,9 @@ class Lowerer:
                 if name not in self.program.globals:
                     self.program.globals[name] = self.var(ref, self._global_storage(ref))
                     init = clangx.var_initializer(ref)
-                    if init is not None and name not in ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"):
+                    if init is not None and name not in ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize") \
+                            and ref.spelling not in self._symbol_copies():
+                        # A variable the host never copies into holds its initializer.
                         self.program.global_inits[name] = self.expr(init)
                 return N.Global(name, ty, span=sp)
             v = self.var(ref)

@@ -132,3 +132,18 @@ def no_memory(interp, st, call, this, args):
     """Touches no memory the engine tracks."""
     ty = T.strip_ref(call.ty)
     return VOID if isinstance(ty, T.VoidType) else _status(interp, call)
+
+
+@model("sqrt", "sqrtf", "std::sqrt")
+def square_root(interp, st, call, this, args):
+    """The square root of an exactly known perfect square, on the host (libm rounds correctly; a
+    kernel may be built with the approximate one): ``(int)sqrtf(16)`` is 4. Any other is a float
+    the engine does not compute."""
+    from ..values import FloatV
+    ty = T.strip_ref(call.ty)
+    x = args[0].exact if args and isinstance(args[0], FloatV) else args[0].concrete() if args and isinstance(args[0], IntV) else None
+    root = None
+    if st.thread is None and x is not None and x >= 0:
+        r = int(round(x ** 0.5))
+        root = float(r) if r * r == x else None
+    return FloatV(ty if isinstance(ty, T.FloatType) else T.FLOAT, exact=root)
