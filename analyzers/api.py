@@ -9,7 +9,7 @@ from pathlib import Path
 import clang.cindex as ci
 
 from . import binding as B
-from .binding import KERNEL_OP, LAUNCH_ARGS
+from .binding import KERNEL_LAUNCHER, KERNEL_OP, LAUNCH_ARGS
 from . import zeroconfig
 from .checks import default_checks
 from .engine.context import Options
@@ -26,9 +26,6 @@ from .kir import nodes as N
 
 class OpNotFound(Exception):
     pass
-
-
-KERNEL_LAUNCHER = "__kernelvet_launch"  # the host function a bare kernel's op runs (Workspace.kernel_op)
 
 
 def _respan(node, last: int, at: N.Span, seen=None) -> None:

@@ -367,6 +367,7 @@ class TensorArg:
 # kernel's file (api.Workspace.kernel_op), named by this prefix and the kernel (with template
 # arguments); the launch configuration is that launcher's arguments.
 KERNEL_OP = "kernel:"
+KERNEL_LAUNCHER = "__kernelvet_launch"  # the host function a bare kernel's op runs
 LAUNCH_ARGS = ("__kv_grid_x", "__kv_grid_y", "__kv_grid_z", "__kv_block_x", "__kv_block_y", "__kv_block_z",
                "__kv_shared_bytes")
 

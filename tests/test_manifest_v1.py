@@ -356,3 +356,51 @@ def test_bare_kernel_mistakes_are_errors(tmp_path, ops, words):
         assert any(words in e for e in exc.errors), exc.errors
     else:
         pytest.fail("no error")
+
+
+GPUVERIFY_RACE = """\
+//xfail:BOOGIE_ERROR
+//--blockDim=64 --gridDim=1 --no-inline
+__global__ void reduce(int* out, int* in) {
+  __shared__ int s[64];
+  unsigned t = threadIdx.x;
+  s[t] = in[t];
+  for (unsigned d = 32; d > 0; d >>= 1) {
+    if (t < d) s[t] += s[t + d];
+  }
+  if (t == 0) *out = s[0];
+}
+"""
+
+
+def test_gpuverify_headers_become_bare_kernel_bindings(tmp_path):
+    from bot.scan import scan
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "race.cu").write_text(GPUVERIFY_RACE)
+    clean = GPUVERIFY_RACE.replace("//xfail:BOOGIE_ERROR", "//pass").replace("--blockDim=64", "--blockDim=[64,1]")
+    clean = clean.replace("  s[t] = in[t];\n", "  s[t] = in[t];\n  __syncthreads();\n")
+    clean = clean.replace("s[t + d];\n", "s[t + d];\n    __syncthreads();\n")
+    (tmp_path / "suite" / "clean.cu").write_text(clean)
+    out = tmp_path / "kernelvet.yaml"
+    r = subprocess.run([sys.executable, "-m", "bot.cli", "manifest", "from-gpuverify", "suite/race.cu", "suite/clean.cu",
+                        "--root", str(tmp_path), "-o", str(out)], cwd=ROOT, capture_output=True, text=True)
+    r2 = subprocess.run([sys.executable, "-m", "bot.cli", "manifest", "from-gpuverify", "suite/race.cu", "-o",
+                         str(tmp_path / "x.yaml")], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0 and r2.returncode == 0, r.stderr + r2.stderr
+    text = out.read_text()
+    assert "# suite/race.cu: flags with no binding counterpart: --no-inline" in text
+    planned = expand(load(out), root=tmp_path)
+    launch = {p.op_name: [p.instance.arg(n).value for n in B.LAUNCH_ARGS[:6]] for p in planned}
+    assert launch == {"race:reduce": [B.Num(1), B.Num(1), B.Num(1), B.Num(64), B.Num(1), B.Num(1)],
+                      "clean:reduce": [B.Num(1), B.Num(1), B.Num(1), B.Num(64), B.Num(1), B.Num(1)]}
+    report = scan(tmp_path, load(out), jobs=1)
+    assert {r.planned.op_name: r.result.verdict for r in report.instances} == \
+        {"race:reduce": "bug", "clean:reduce": "verified"}
+    assert {f.check for f in report.findings} == {"race"}
+
+
+def test_a_gpuverify_file_without_a_launch_is_a_usage_error(tmp_path):
+    (tmp_path / "k.cu").write_text("//pass\n//--gridDim=4\n__global__ void k(int* a) {}\n")
+    r = subprocess.run([sys.executable, "-m", "bot.cli", "manifest", "from-gpuverify", "k.cu", "--root", str(tmp_path)],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 2 and "k.cu:2: the header gives no --blockDim" in r.stderr and "Traceback" not in r.stderr

@@ -166,7 +166,10 @@ class HostOps:
             region = self.new_region("global", p.name, nbytes, p.span, elem_size=arg.elem_size, values=values,
                                      align=256)
             return PtrV(region, const_int(0, T.INT64), ty.pointee)
-        if isinstance(ty, T.PtrType) and isinstance(arg, B.BufferArg):
+        if isinstance(ty, T.PtrType) and (isinstance(arg, B.BufferArg) or (
+                isinstance(arg, B.ScalarArg) and arg.value is None and fn.name == B.KERNEL_LAUNCHER)):
+            # A pointer a bare kernel's binding leaves `any` (a GPUVerify header's kernels): memory
+            # of a size nobody states.
             self.ctx.note(f"'{p.name}' points to memory the op does not allocate: accesses through it are checked "
                           "for negative offsets only")
             region = self.new_region("global", p.name, UNCHECKED_SIZE, p.span, align=256, note="unchecked")

@@ -44,7 +44,46 @@ def register(sub) -> None:
     q.add_argument("--manifest", help="the manifest whose bindings to compare (default: ROOT/kernelvet.yaml)")
     q.add_argument("--format", choices=("text", "json"), default="text")
     q.set_defaults(func=ops)
+
+    q = msub.add_parser("from-gpuverify", help="a manifest binding the bare kernels of GPUVerify test files "
+                        "(their //--blockDim= --gridDim= headers)")
+    q.add_argument("files", nargs="+", help="GPUVerify .cu files, inside --root (relative to the working directory "
+                   "or to --root)")
+    q.add_argument("--root", default=".", help="the repository the files are in (default: .)")
+    q.add_argument("-o", "--output", help="write the manifest here (default: standard output)")
+    q.set_defaults(func=from_gpuverify)
     p.set_defaults(func=lambda args: (p.print_help(sys.stderr), EXIT_USAGE)[1])
+
+
+def from_gpuverify(args) -> int:
+    import yaml
+    from ..manifest.gpuverify import HeaderError, manifest_for
+    root = Path(args.root).resolve()
+    files = []
+    for f in args.files:
+        path = Path(f)
+        if not path.is_absolute() and not path.exists():
+            path = root / f  # relative to the repository rather than to the working directory
+        path = path.resolve()
+        if not path.is_relative_to(root):
+            print(f"kernelvet: {f}: not inside the repository ({args.root})", file=sys.stderr)
+            return EXIT_USAGE
+        if not path.is_file():
+            print(f"kernelvet: {f}: no such file", file=sys.stderr)
+            return EXIT_USAGE
+        files.append(path)
+    try:
+        doc, notes = manifest_for(files, root)
+    except HeaderError as exc:
+        print(f"kernelvet: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    text = "# Bare-kernel bindings from GPUVerify headers (kernelvet manifest from-gpuverify).\n" + \
+        "".join(f"# {n}\n" for n in notes) + yaml.safe_dump(doc, sort_keys=False)
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_CLEAN
 
 
 def _paths(args) -> tuple[Path | None, Path | None]:
