@@ -41,8 +41,9 @@ def _gpuverify_cases(path: Path, limit: int | None) -> list[tuple[Path, bool]]:
             first = f.read_text(errors="replace").splitlines()[:1]
         except OSError:
             continue
-        if first and (first[0].startswith("//pass") or first[0].startswith("//xfail")):
-            out.append((f, first[0].startswith("//xfail")))
+        head = first[0].lower() if first else ""
+        if head.startswith("//pass") or head.startswith("//xfail"):
+            out.append((f, head.startswith("//xfail")))
     return out[:limit] if limit else out
 
 
@@ -50,9 +51,11 @@ def _esbmc_cases(path: Path, limit: int | None) -> list[tuple[Path, bool]]:
     out = []
     for desc in sorted(path.rglob("test.desc")):
         lines = desc.read_text(errors="replace").splitlines()
-        if len(lines) < 2:
+        # The source file is the first line (ESBMC-GPU) or follows a tag line (CORE, KNOWNBUG).
+        names = [ln.strip() for ln in lines[:2] if ln.strip() and (desc.parent / ln.strip()).is_file()]
+        if not names:
             continue
-        main = desc.parent / lines[1].strip()
+        main = desc.parent / names[0]
         text = "\n".join(lines)
         if not main.is_file() or "VERIFICATION" not in text:
             continue
@@ -71,9 +74,13 @@ def _run_case(kind: str, file: str, budget: float, queue) -> None:
         path = Path(file)
         with tempfile.TemporaryDirectory() as tmp:
             if kind == "gpuverify":
-                from bot.manifest.gpuverify import manifest_for
+                from bot.manifest.gpuverify import HeaderError, manifest_for
                 root = path.parent
-                doc, _ = manifest_for([path], root)
+                try:
+                    doc, _ = manifest_for([path], root)
+                except HeaderError as exc:  # no kernel, no launch: nothing to bind
+                    queue.put({"verdicts": [], "checks": [], "reasons": [], "unverified": [str(exc)]})
+                    return
                 doc["options"] = {"time_budget_s": budget}
                 mpath = Path(tmp) / "kernelvet.yaml"
                 mpath.write_text(yaml.safe_dump(doc, sort_keys=False))

@@ -314,6 +314,22 @@ class ExprOps:
             b = ints.from_bool(b, T.INT32)
         if isinstance(a, IntV) and isinstance(b, IntV):
             return self.compare(op, a, b, span)
+        if isinstance(a, FloatV) or isinstance(b, FloatV):
+            # An exactly known integral float against an integer (or another one): rounding the
+            # integer to the float type is monotonic and keeps that value, so the comparison is the
+            # integers' (`i < 64 * sqrt(16.0)`).
+            ea, eb = (x.exact if isinstance(x, FloatV) else None for x in (a, b))
+            if ea is not None and eb is not None:
+                a, b = const_int(int(ea), T.INT64), const_int(int(eb), T.INT64)
+            elif ea is not None or eb is not None:
+                # The other side an integer, or a float converted from one (`i < 256.0`).
+                other = b if ea is not None else a
+                other = other.of_int if isinstance(other, FloatV) else other
+                if isinstance(other, IntV):
+                    c = const_int(int(ea if ea is not None else eb), T.INT64)
+                    a, b = (c, other) if ea is not None else (other, c)
+            if isinstance(a, IntV) and isinstance(b, IntV):
+                return self.compare(op, a, b, span)
         if isinstance(a, PtrV) and isinstance(b, PtrV):
             if _same_object(a, b):
                 return ints.compare(op, a.off, b.off)
@@ -430,7 +446,8 @@ class ExprOps:
             # The same value converted is the same value (what a benign race compares).
             source = v.source if isinstance(v, FloatV) else ("int", v.bv) if isinstance(v, IntV) else None
             exact = v.exact if isinstance(v, FloatV) else v.concrete() if isinstance(v, IntV) else None
-            return FloatV(to, source, exact_float(exact, to))
+            return FloatV(to, source, exact_float(exact, to), v if isinstance(v, IntV) else
+                          v.of_int if isinstance(v, FloatV) else None)
         if isinstance(to, T.PtrType):
             if isinstance(v, PtrV):
                 return PtrV(v.region, v.off, to.pointee)

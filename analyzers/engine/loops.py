@@ -23,7 +23,7 @@ from .events import Sink
 from .memory import PathEnd
 from .state import State, decided, fresh_value, merge_all
 from .writes import _strip, assigned_vars, declared_in, every_iteration, vars_used
-from .values import MATH_BITS, IntV, Loc, PtrV, RefV, StructV, WrapSite, const_int, new_site_id, widen
+from .values import MATH_BITS, FloatV, IntV, Loc, PtrV, RefV, StructV, WrapSite, const_int, new_site_id, widen
 
 K_BITS = 40  # iterations of one loop by one thread: at most 2^40
 
@@ -385,6 +385,13 @@ class LoopOps:
         iv = lia.CURRENT.var(name, lo, hi)
         value = IntV(ty, bv, lo, hi, iv=iv)
         deps = _names(start.exact, step.exact, bound.bv if isinstance(bound, IntV) else None)
+        if isinstance(bound, FloatV) and bound.exact is None:
+            # Bounded by a float the engine does not compute: how far the counter goes is unknown,
+            # and a finding that needs it far is needs-values, not a bug.
+            what = f"the floating-point bound of the loop at {where}"
+            marker = z3.Bool(self.ctx.fresh_name("float_bound"))
+            self.ctx.symbol(what, marker, "load", False, ("float", what, False))
+            deps = deps + (str(marker),)
         self.ctx.symbol(f"{shape.ind.name} (loop at {where})", bv, "loop", ty.signed, deps=deps)
         self.ctx.symbol(f"iteration of loop at {where}", k, "loop", signed=False, deps=deps)
         kk = z3.ZeroExt(MATH_BITS - K_BITS, k)

@@ -83,6 +83,7 @@ class FloatV(Val):
     # The value itself, where every step to it is exact in the type (small integers and their sums
     # and products: `2 * sizeof(float)` held in a float, `(int)sqrtf(16)` on the host): see exact_float.
     exact: float | None = None
+    of_int: object = None  # the IntV this float was converted from (a comparison with an exact float)
 
 
 def exact_float(x, ty) -> float | None:
@@ -92,7 +93,7 @@ def exact_float(x, ty) -> float | None:
     if x is None or x != x or x in (float("inf"), float("-inf")):
         return None
     limit = 1 << (24 if getattr(ty, "bits", 32) <= 32 else 53)
-    if float(x) != int(x) or abs(int(x)) > limit:
+    if float(x) != int(x) or abs(int(x)) >= limit:
         return None
     return float(x)
 

@@ -16,8 +16,8 @@ VOID = OpaqueV("void")
 
 def _write_unknown(interp, st, ptr, call) -> None:
     """``*ptr`` becomes a value the library chose (a time, a number read from a file)."""
-    if not isinstance(ptr, PtrV):
-        return  # NULL (gettimeofday's time zone), or a pointer the engine does not follow
+    if not isinstance(ptr, PtrV) or ptr.region.kind == "null":
+        return  # NULL (gettimeofday's time zone, time(NULL)), or a pointer the engine does not follow
     pointee = ptr.pointee if not isinstance(ptr.pointee, T.VoidType) else None
     if pointee is None or isinstance(pointee, T.OpaqueType):
         if ptr.region.tracked:
