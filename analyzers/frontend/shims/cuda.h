@@ -135,3 +135,26 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
                         unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
                         unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra);
 }
+
+// ESBMC-GPU's verification harness (its regression suite's cuda.h declares these): each launches
+// the kernel with the given grid and block and passes the rest through. Declared here so that
+// programs written for it reach their kernels; the ESBMC_ prefix is that tool's own.
+#define KERNELVET_ESBMC_LAUNCH(name)                                                              \
+  template <typename Kernel, typename... Args>                                                    \
+  void name(Kernel kernel, unsigned int blocks, unsigned int threads, Args... args) {             \
+    kernel<<<blocks, threads>>>(args...);                                                         \
+  }
+KERNELVET_ESBMC_LAUNCH(ESBMC_verify_kernel)
+KERNELVET_ESBMC_LAUNCH(ESBMC_verify_kernel_c)
+KERNELVET_ESBMC_LAUNCH(ESBMC_verify_kernel_f)
+KERNELVET_ESBMC_LAUNCH(ESBMC_verify_kernel_four)
+KERNELVET_ESBMC_LAUNCH(ESBMC_verify_kernel_fuintint)
+KERNELVET_ESBMC_LAUNCH(ESBMC_verify_kernel_fuintt)
+KERNELVET_ESBMC_LAUNCH(ESBMC_verify_kernel_i)
+KERNELVET_ESBMC_LAUNCH(ESBMC_verify_kernel_intt)
+KERNELVET_ESBMC_LAUNCH(ESBMC_verify_kernel_three_args_iuull)
+KERNELVET_ESBMC_LAUNCH(ESBMC_verify_kernel_u)
+KERNELVET_ESBMC_LAUNCH(ESBMC_verify_kernel_ui)
+KERNELVET_ESBMC_LAUNCH(ESBMC_verify_kernel_with_three_args)
+KERNELVET_ESBMC_LAUNCH(ESBMC_verify_kernel_with_two_args)
+#undef KERNELVET_ESBMC_LAUNCH
