@@ -42,4 +42,4 @@ def lookup(name: str):
     return fn
 
 
-from . import cuda, torch, std, libc  # noqa: E402,F401  (registration)
+from . import annotations, cuda, torch, std, libc  # noqa: E402,F401  (registration)
