@@ -1,5 +1,5 @@
 // kernelvet shim: GPUVerify's annotation functions (declared by its own cuda.h), so kernels written
-// for GPUVerify parse; engine/models/annotations.py says what each means to kernelvet.
+// for GPUVerify parse; engine/models/gpuverify.py says what each means to kernelvet.
 #pragma once
 __host__ __device__ void __requires(bool);
 __host__ __device__ void __ensures(bool);
