@@ -28,7 +28,7 @@ def unchecked_annotation(interp, st, call, this, args):
     return VOID
 
 
-@model("__enabled", "__read", "__write", "__no_read", "__no_write", "__all", "__uniform_bool",
+@model("__enabled", "__read", "__write", "__no_read", "__no_write", "__uniform_bool",
        "__distinct_bool", "__uniform_int", "__distinct_int", "__same_group", "__same_block", "__same_warp")
 def annotation_predicate(interp, st, call, this, args):
     return BoolV(z3.Bool(interp.ctx.fresh_name(call.name)))

@@ -2,7 +2,6 @@
 // inference code names, and host functions as declarations.
 #pragma once
 #include <kernelvet_cuda.h>
-#include <kernelvet/gpuverify_annotations.h>
 
 // The toolkit version is defined here, not by the runtime headers nvcc includes implicitly.
 #define CUDA_VERSION 12090

@@ -68,3 +68,4 @@ extern "C" __host__ __device__ int printf(const char* fmt, ...);
 #include <cstdlib>
 #include <new>
 #endif  // KERNELVET_CUDA_H
+#include <kernelvet/gpuverify_annotations.h>

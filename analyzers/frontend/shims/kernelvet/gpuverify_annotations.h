@@ -1,4 +1,4 @@
-// kernelvet shim: GPUVerify's annotation functions (declared by its own cuda.h), so kernels written
+// kernelvet shim: GPUVerify's annotation functions (its tool includes them in every file), so kernels written
 // for GPUVerify parse; engine/models/gpuverify.py says what each means to kernelvet.
 #pragma once
 __host__ __device__ void __requires(bool);
@@ -13,7 +13,6 @@ __host__ __device__ void __assert(bool);
 __host__ __device__ void __global_assert(bool);
 __host__ __device__ bool __enabled();
 __host__ __device__ bool __implies(bool, bool);
-__host__ __device__ bool __all(bool);
 __host__ __device__ bool __read(const void*);
 __host__ __device__ bool __write(const void*);
 __host__ __device__ bool __no_read(const void*);
