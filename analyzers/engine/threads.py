@@ -388,8 +388,9 @@ class ThreadOps:
 
     def note_uniform_load(self, st, region, off, value) -> None:
         """A load from an address no thread-dependent value reaches (``s_total`` after a barrier,
-        a kernel argument's element 0) gives every thread the same value: it is not renamed for the
-        second thread. (If another thread wrote it in the same interval, that is a race the race
+        a kernel argument's element 0) gives every thread the same value, and one that only
+        blockIdx moves every thread of the block: it is not renamed for the second thread (of the
+        block). (If another thread wrote it in the same interval, that is a race the race
         check reports.)"""
         threads = self.ctx.threads
         if threads is None or st.thread is None or not isinstance(value, IntV):
@@ -397,11 +398,14 @@ class ThreadOps:
         if region.kind not in ("shared", "dynamic_shared", "global", "constant"):
             return
         shared = region.kind in ("shared", "dynamic_shared")
-        if threads.varying(off.bv, same_block=shared):
+        if threads.varying(off.bv, same_block=True):
             return
         if region.kind != "constant" and threads.varying(st.epoch[0]):
             return  # an interval only some iterations share
-        (threads.block_uniform if shared else threads.uniform).update(str(v) for v in _vars(value.bv))
+        # An address that only the block index moves (a per-block entry of an index tensor, such
+        # as `lora_ids[blockIdx.x / 2]`) gives the threads of one block the same value.
+        block_only = shared or threads.varying(off.bv, same_block=False)
+        (threads.block_uniform if block_only else threads.uniform).update(str(v) for v in _vars(value.bv))
 
 
 def values_terms(values) -> list:
