@@ -9,7 +9,7 @@ from pathlib import Path
 import clang.cindex as ci
 
 from . import binding as B
-from .binding import KERNEL_LAUNCHER, KERNEL_OP, LAUNCH_ARGS
+from .binding import KERNEL_LAUNCHER, KERNEL_OP, LAUNCH_ARGS, split_template
 from . import zeroconfig
 from .checks import default_checks
 from .engine.context import Options
@@ -45,30 +45,6 @@ def _respan(node, last: int, at: N.Span, seen=None) -> None:
         for x in (v if isinstance(v, (tuple, list)) else (v,)):
             if isinstance(x, N.Node) or (hasattr(x, "__dataclass_fields__") and hasattr(x, "span")):
                 _respan(x, last, at, seen)
-
-
-def split_template(spec: str) -> tuple[str, list[str]]:
-    """'ns::k<float, Vec<2>, 4>' -> ('ns::k', ['float', 'Vec<2>', '4'])."""
-    if "<" not in spec:
-        return spec.strip(), []
-    name, rest = spec.split("<", 1)
-    rest = rest.rstrip()
-    if rest.endswith(">"):
-        rest = rest[:-1]
-    out, depth, cur = [], 0, ""
-    for ch in rest:
-        if ch in "<([":
-            depth += 1
-        elif ch in ">)]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return name.strip(), out
 
 
 @dataclass
@@ -192,9 +168,9 @@ class Workspace:
         its arguments): the appended lines exist in no file."""
         unit = self.unit(file)
         name, targs = split_template(spec)
-        kernels = [c for c in discover.function_definitions(unit.parsed.tu, unit.parsed.path, templates=True)
-                   if discover.is_kernel(c) and (c.spelling == name or qualified_name(c) == name
-                                                 or qualified_name(c).endswith("::" + name))]
+        kernels = discover.find_function(unit.parsed.tu, unit.parsed.path, name, [
+            c for c in discover.function_definitions(unit.parsed.tu, unit.parsed.path, templates=True)
+            if discover.is_kernel(c)])
         if not kernels:
             raise OpNotFound(f"{file}: no __global__ function named '{name}' is defined there")
         kernel = kernels[0]

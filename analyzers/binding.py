@@ -371,6 +371,35 @@ KERNEL_LAUNCHER = "__kernelvet_launch"  # the host function a bare kernel's op r
 LAUNCH_ARGS = ("__kv_grid_x", "__kv_grid_y", "__kv_grid_z", "__kv_block_x", "__kv_block_y", "__kv_block_z",
                "__kv_shared_bytes")
 
+def split_template(spec: str) -> tuple[str, list[str]]:
+    """'ns::k<float, Vec<2>, 4>' -> ('ns::k', ['float', 'Vec<2>', '4'])."""
+    if "<" not in spec:
+        return spec.strip(), []
+    name, rest = spec.split("<", 1)
+    rest = rest.rstrip()
+    if rest.endswith(">"):
+        rest = rest[:-1]
+    out, depth, cur = [], 0, ""
+    for ch in rest:
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return name.strip(), out
+
+
+def kernel_name(spec: str) -> str:
+    """A bare kernel's own name, without namespace or template arguments ('ns::k<float>' -> 'k')."""
+    return split_template(spec)[0].rsplit("::", 1)[-1]
+
+
 LAZY_DTYPE = ""  # a TensorArg dtype decided by the op itself (dispatch, data_ptr<T>()): zero-config
 
 

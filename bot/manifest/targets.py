@@ -6,14 +6,14 @@ import difflib
 import re
 from pathlib import Path
 
-from analyzers.binding import KERNEL_OP
+from analyzers.binding import KERNEL_OP, kernel_name
 from analyzers.frontend.includes import IncludeResolver
 
 _SOURCE_GLOBS = ("*.cu", "*.cuh", "*.cc", "*.cpp", "*.cxx", "*.h", "*.hpp")
 _CALLABLE = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>\s*)?\(")
 
 
-def _sources(root: Path) -> list[str]:
+def repository_sources(root: Path) -> list[str]:
     out = []
     for g in _SOURCE_GLOBS:
         for p in root.rglob(g):
@@ -55,7 +55,7 @@ def check_targets(lm, planned, root: Path) -> list[str]:
             continue
         if not path.is_file():
             if files is None:
-                files = _sources(root)
+                files = repository_sources(root)
             errors.append(f"{where_file}: ops[{p.op_index}] ({p.op_name}): no file '{p.file}' in the repository"
                           + _nearest(p.file, files))
             continue
@@ -74,7 +74,7 @@ def check_targets(lm, planned, root: Path) -> list[str]:
             texts[p.file] = "\n".join(chunks)
         name = p.launcher.rsplit("::", 1)[-1]
         if p.launcher.startswith(KERNEL_OP):  # a bare kernel: its own name, template arguments aside
-            name = p.launcher[len(KERNEL_OP):].split("<", 1)[0].strip().rsplit("::", 1)[-1]
+            name = kernel_name(p.launcher[len(KERNEL_OP):])
         if not re.search(rf"\b{re.escape(name)}\b", texts[p.file]):
             op = lm.spec.ops[p.op_index]
             key_name = "kernel" if getattr(op, "kernel", None) else "launcher" if getattr(op, "launcher", None) \

@@ -242,22 +242,24 @@ def _kernel_file(lm, oi, op, root, errors) -> str | None:
     """The file that defines a bare kernel named without 'file': the one CUDA file of the
     repository with a ``__global__`` definition of that name."""
     import re
-    plain = op.kernel.split("<", 1)[0].strip().split("::")[-1]
+    from .targets import repository_sources
+    plain = B.kernel_name(op.kernel)
     where = f"{lm.pos('ops', oi, 'kernel')}: ops[{oi}] ({op.display})"
     if root is None:
         errors.append(f"{where}: give the kernel's 'file' (no repository to search)")
         return None
     pattern = re.compile(GLOBAL_DEF.format(name=re.escape(plain)), re.S)
     found = []
-    for path in sorted(Path(root).rglob("*")):
-        if path.suffix not in (".cu", ".cuh") or not path.is_file() or not path.resolve().is_relative_to(Path(root).resolve()):
+    for rel in repository_sources(Path(root)):
+        path = Path(root) / rel
+        if path.suffix not in (".cu", ".cuh") or not path.resolve().is_relative_to(Path(root).resolve()):
             continue
         try:
             text = path.read_text(errors="replace")
         except OSError:
             continue
         if pattern.search(text):
-            found.append(str(path.relative_to(root)))
+            found.append(rel)
     if len(found) == 1:
         return found[0]
     if not found:
