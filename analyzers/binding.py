@@ -606,3 +606,81 @@ def instance_problems(inst: "Instance") -> list[str]:
 
 def _show(v) -> str:
     return "-inf" if v == -_INF else "inf" if v == _INF else str(v)
+
+
+# ---------------------------------------------------------------- the call a witness describes
+
+def _concrete(e: Expr | None, env: dict):
+    """The value of ``e`` once the witness's sizes are in, or None when a name stays unknown."""
+    if e is None:
+        return None
+    try:
+        v = substitute(e, env)
+    except ExprError:
+        return None
+    return v.value if isinstance(v, Num) else None
+
+
+def loaded_values(witness: dict) -> dict[str, list]:
+    """Values the witness says were loaded from each argument's memory (``slot_mapping[...] loaded
+    at f.cu:12`` -> {'slot_mapping': [5000]}): a reproducer fills the tensor so they occur."""
+    out: dict[str, list] = {}
+    for key, value in witness.items():
+        name = None
+        if "[...] loaded at " in key:
+            name = key.split("[...] loaded at ", 1)[0]
+        elif key.startswith("an element of `") and key.endswith("`"):
+            name = key[len("an element of `"):-1]
+        if name and isinstance(value, (int, float)) and not isinstance(value, bool):
+            out.setdefault(name, [])
+            if value not in out[name]:
+                out[name].append(value)
+    return out
+
+
+def concrete_call(inst: Instance, witness: dict, launcher: str, line: int) -> dict:
+    """The op's call at the witness's sizes: every argument's shape, strides, dtype and value, as a
+    reproducer allocates it. Sizes come from the witness's user and derived dims; an argument
+    whose size stays unknown is listed in ``unknown``."""
+    env = {k: v for k, v in witness.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    args, unknown = [], []
+    for name, a in inst.args:
+        if isinstance(a, TensorArg):
+            present = witness.get(f"{name}.has_value()")
+            if a.optional and present is False:
+                args.append({"name": name, "kind": "absent"})
+                continue
+            shape = [_concrete(s, env) for s in a.shape]
+            strides = None if a.strides is None else [_concrete(s, env) for s in a.strides]
+            entry = {"name": name, "kind": "tensor", "shape": shape, "strides": strides,
+                     "dtype": canonical_dtype(a.dtype or inst.dtype), "device": a.device}
+            if a.values is not None:
+                entry["values"] = [_concrete(v, env) for v in a.values]
+            if a.nondecreasing:
+                entry["nondecreasing"] = True
+            if None in shape or (strides is not None and None in strides):
+                unknown.append(name)
+            args.append(entry)
+        elif isinstance(a, BufferArg):
+            entry = {"name": name, "kind": "buffer", "bytes": _concrete(a.size, env), "elem_size": a.elem_size}
+            if a.values is not None:
+                entry["values"] = [_concrete(v, env) for v in a.values]
+            if entry["bytes"] is None:
+                unknown.append(name)
+            args.append(entry)
+        elif isinstance(a, ScalarArg):
+            value = _concrete(a.value, env) if a.value is not None else witness.get(name)
+            if isinstance(value, bool):
+                value = int(value)
+            if not isinstance(value, (int, float)):
+                value = None
+            # A scalar the witness does not name is one the failing path does not depend on:
+            # any value of it fails (the reproducer passes 0, or 1.0).
+            args.append({"name": name, "kind": "scalar", "value": value, "float": a.is_float})
+        elif isinstance(a, StringArg):
+            args.append({"name": name, "kind": "string", "text": a.text})
+        else:
+            args.append({"name": name, "kind": "absent"})
+    loads = {k: v for k, v in loaded_values(witness).items() if any(x["name"] == k for x in args)}
+    return {"op": inst.op, "file": inst.file, "launcher": launcher, "line": line, "dtype": inst.dtype,
+            "args": args, "loads": loads, "unknown": unknown}

@@ -53,6 +53,7 @@ class Finding:
     zero_config: bool = False  # holds for some shape within default ranges, not for a bound model
     related: list[Span] = field(default_factory=list)  # other places that fail for the same witness
     value_sources: list[tuple] = field(default_factory=list)  # (region kind, name, bounded) of loads it needs
+    call: dict | None = None  # the op's arguments at the witness (binding.concrete_call): what a reproducer runs
 
     def key(self) -> tuple:
         return (self.check, self.location.file, self.location.line, self.location.col, self.kernel or "")

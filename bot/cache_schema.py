@@ -24,6 +24,36 @@ class FixEntry(_Strict):
     declare: Optional[StrictStr]
 
 
+Number = Union[StrictInt, StrictFloat]
+
+
+class CallArgEntry(_Strict):
+    name: StrictStr
+    kind: Literal["tensor", "buffer", "scalar", "string", "absent"]
+    shape: Optional[list[Optional[StrictInt]]] = None
+    strides: Optional[list[Optional[StrictInt]]] = None
+    dtype: Optional[StrictStr] = None
+    device: Optional[StrictStr] = None
+    values: Optional[list[Optional[Number]]] = None
+    nondecreasing: Optional[StrictBool] = None
+    bytes: Optional[StrictInt] = None
+    elem_size: Optional[StrictInt] = None
+    value: Optional[Number] = None
+    float: Optional[StrictBool] = None
+    text: Optional[StrictStr] = None
+
+
+class CallEntry(_Strict):
+    op: StrictStr
+    file: StrictStr
+    launcher: StrictStr
+    line: StrictInt
+    dtype: StrictStr
+    args: list[CallArgEntry]
+    loads: dict[StrictStr, list[Number]]
+    unknown: list[StrictStr]
+
+
 class FindingEntry(_Strict):
     check: Literal[tuple(CHECKS)]  # type: ignore[valid-type]
     message: StrictStr
@@ -40,6 +70,7 @@ class FindingEntry(_Strict):
     dtypes: list[StrictStr]
     zero_config: StrictBool
     related: list[Span]
+    call: Optional[CallEntry] = None
 
 
 class InconclusiveEntry(_Strict):

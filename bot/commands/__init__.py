@@ -3,4 +3,4 @@
 listed in COMMANDS."""
 from __future__ import annotations
 
-COMMANDS = ["scan", "manifest", "record", "diff", "merge", "pr", "post", "action", "precommit"]
+COMMANDS = ["scan", "manifest", "record", "diff", "merge", "pr", "post", "action", "precommit", "repro"]

@@ -83,6 +83,9 @@ def comment_body(f: dict, line: int, on_access: bool = False, via_manifest: bool
         rows.append(("also fails", f"{code(r.get('text', ''))} at {where(r)}"))
     rows.append(("models", f"{plain(', '.join(f['models']), 300)} ({plain(', '.join(f['dtypes']), 80)})"))
     rows.append(("witness", witness(f.get("witness", {}))))
+    badge = confirmation_badge(f.get("confirmation"))
+    if badge:
+        rows.append(("on a GPU", badge))
     out += ["| | |", "|---|---|"] + [f"| {k} | {v.replace('|', '&#124;')} |" for k, v in rows]
     fix = f.get("fix")
     if fix and fix.get("replacement_line") is not None:
@@ -95,6 +98,20 @@ def comment_body(f: dict, line: int, on_access: bool = False, via_manifest: bool
     out += ["", f"<sub>To accept it: <code>// kernelvet: ignore[{plain(f['check'], 40)}] reason</code> on the line "
                 "or the line above.</sub>", FINDING_MARKER.format(fp=f["fingerprint"])]
     return "\n".join(out)
+
+
+CONFIRMATION_BADGES = {"confirmed": "🟥 **confirmed**", "not-reproduced": "⬜ not reproduced",
+                       "not-runnable": "⬜ not runnable"}
+
+
+def confirmation_badge(c) -> str:
+    """``kernelvet confirm``'s outcome for a finding (docs/confirm.md); its detail is the output of
+    running the repository's code, so it is shown as plain text."""
+    if not isinstance(c, dict) or c.get("status") not in CONFIRMATION_BADGES:
+        return ""
+    tool = plain(c.get("tool", ""), 20)
+    how = "by the run itself" if tool == "none" else f"by compute-sanitizer {tool}"
+    return f"{CONFIRMATION_BADGES[c['status']]} {how}: {code(c.get('detail', ''), 300)}"
 
 
 def finding_item(f: dict) -> str:

@@ -37,6 +37,7 @@ def finding(m, lines: SourceLines) -> dict:
         "trace": [span(s) for s in f.trace],
         "related": [span(s) for s in f.related],
         "zero_config": f.zero_config,
+        "call": f.call,
         "fingerprint": m.fingerprint,
         "status": m.status,
         "suppression": None if m.suppressed is None else {"reason": m.suppressed, "at": m.suppressed_at},

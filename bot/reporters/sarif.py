@@ -226,3 +226,21 @@ def to_dict(report, category: str = "scan") -> dict:
 
 def render(report, category: str = "scan") -> str:
     return json.dumps(to_dict(report, category), indent=2) + "\n"
+
+
+def annotate(sarif: dict, confirmations: dict[str, dict]) -> int:
+    """Add ``kernelvet confirm``'s results to a SARIF log written by a scan: a ``confirmation``
+    property (status, tool, detail) and a tag (``confirmed``, ``not-reproduced``, ``not-runnable``)
+    on each result whose fingerprint has one. Returns how many results changed."""
+    n = 0
+    for run in sarif.get("runs", []):
+        for res in run.get("results", []):
+            c = confirmations.get((res.get("partialFingerprints") or {}).get("kernelvetFinding/v1"))
+            if c is None:
+                continue
+            props = res.setdefault("properties", {})
+            props["confirmation"] = {k: c[k] for k in ("status", "tool", "detail")}
+            tags = [t for t in props.get("tags", []) if t not in ("confirmed", "not-reproduced", "not-runnable")]
+            props["tags"] = tags + [c["status"]]
+            n += 1
+    return n

@@ -1,0 +1,95 @@
+"""Reproducers for every fixture that reports a bug, and their confirmation on a GPU: the share of
+findings compute-sanitizer (or the CUDA runtime) confirms, and why the others are not.
+
+    python bench/repro_fixtures.py plan [--out DIR] [--only SUBSTRING]   # here: scan, kernelvet repro
+    python bench/repro_fixtures.py run  [--out DIR]                      # on the GPU machine
+
+``plan`` scans each fixture as the test suite does, writes its JSON report and the reproducers of
+its findings (bot.repro, the code behind ``kernelvet repro``) into DIR (default
+bench/out/fixture-repro). ``run`` needs only Python, PyTorch, nvcc and compute-sanitizer: it runs
+them all (bot.repro.confirm, the code behind ``kernelvet confirm``) and prints one row per finding
+and the totals per check.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+DEFAULT_OUT = ROOT / "bench" / "out" / "fixture-repro"
+
+
+def plan(out: Path, only: str | None) -> int:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixture_runner import FIXTURES, all_fixtures, load_fixture, run_fixture
+
+    from bot.reporters.jsonfmt import to_dict
+    from bot.repro.plan import plan as plan_repro
+    from bot.repro.scripts import write
+
+    index = []
+    for path in all_fixtures():
+        fx = load_fixture(path)
+        if only and only not in fx.name:
+            continue
+        if not fx.expected:
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            report = run_fixture(fx, Path(tmp))
+        data = to_dict(report)
+        stem = fx.name.replace("/", "__").removesuffix(".cu")
+        (out / "reports").mkdir(parents=True, exist_ok=True)
+        (out / "reports" / f"{stem}.json").write_text(json.dumps(data, indent=2))
+        for f in data["findings"]:
+            r = plan_repro(f)
+            d = f"{stem}-{(r.fingerprint or 'x')[:8]}"
+            write(r, f, out / d, FIXTURES)
+            index.append({"dir": d, "fingerprint": f"{stem}:{r.fingerprint}", "where": r.where, "check": r.check,
+                          "kind": r.kind, "runnable": r.not_runnable is None})
+            print(f"{d}: {r.check} at {r.where}: {'ready' if r.not_runnable is None else r.not_runnable}", flush=True)
+    (out / "index.json").write_text(json.dumps({"reproducers": index}, indent=2))
+    print(f"{len(index)} reproducers in {out}")
+    return 0
+
+
+def run(out: Path, sanitizer: str, timeout: float) -> int:
+    from bot.repro.confirm import confirm_all
+
+    t0 = time.time()
+
+    def progress(entry, c):
+        print(f"{c.status:15} {entry['check']:18} {entry['where']:60} {c.tool:9} {c.detail[:160]}", flush=True)
+
+    results = confirm_all(out, sys.executable, sanitizer, timeout, progress)
+    by_check = Counter((c["check"], c["status"]) for c in results.values())
+    print(f"\n{len(results)} findings in {time.time() - t0:.0f} s")
+    for check in sorted({k for k, _ in by_check}):
+        row = ", ".join(f"{s} {by_check[(check, s)]}" for s in ("confirmed", "not-reproduced", "not-runnable")
+                        if by_check[(check, s)])
+        print(f"  {check:20} {row}")
+    total = Counter(c["status"] for c in results.values())
+    print(f"  {'all':20} " + ", ".join(f"{s} {n}" for s, n in total.items()))
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("step", choices=["plan", "run"])
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--only", help="fixtures whose name contains this")
+    ap.add_argument("--sanitizer", default="compute-sanitizer")
+    ap.add_argument("--timeout", type=float, default=600)
+    args = ap.parse_args()
+    if args.step == "plan":
+        return plan(args.out, args.only)
+    return run(args.out, args.sanitizer, args.timeout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

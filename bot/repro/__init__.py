@@ -1,0 +1,1 @@
+"""Reproducers of findings, and their confirmation on a GPU (kernelvet repro, kernelvet confirm)."""

@@ -1,0 +1,108 @@
+"""Running reproducers on a GPU machine, and recording what happened: ``confirmed`` (the sanitizer,
+or the CUDA runtime, reported the bug), ``not-reproduced`` (the run was clean), or
+``not-runnable`` with the reason (it does not fit, it did not build, no sanitizer)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .sanitizer import parse
+from .scripts import EXIT_BUILD, EXIT_CANNOT_RUN, EXIT_CUDA_ERROR, EXIT_RAN
+
+STATUSES = ("confirmed", "not-reproduced", "not-runnable")
+
+
+@dataclass
+class Confirmation:
+    status: str  # confirmed | not-reproduced | not-runnable
+    tool: str  # memcheck | racecheck | synccheck | none (the run alone)
+    detail: str
+
+    def as_dict(self) -> dict:
+        return {"status": self.status, "tool": self.tool, "detail": self.detail}
+
+
+def _tail(text: str, n: int = 3) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return " / ".join(lines[-n:])[-400:]
+
+
+def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: float) -> Confirmation:
+    desc = json.loads((repro_dir / "repro.json").read_text())
+    tool = desc["tool"] if desc["use_sanitizer"] else "none"
+    if not desc["runnable"]:
+        return Confirmation("not-runnable", tool, desc["not_runnable"])
+    script = str(repro_dir / "repro.py")
+    env = dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1")
+    try:
+        built = subprocess.run([python, script, "--build-only"], capture_output=True, text=True, timeout=timeout,
+                               env=env)
+    except subprocess.TimeoutExpired:
+        return Confirmation("not-runnable", tool, f"the build ran past {timeout:g} s")
+    if built.returncode != EXIT_RAN:
+        return Confirmation("not-runnable", tool, "the build failed: " + _tail(built.stdout + built.stderr))
+    cmd = [python, script]
+    if tool != "none":
+        exe = shutil.which(sanitizer or "compute-sanitizer")
+        if exe is None:
+            return Confirmation("not-runnable", tool, f"{sanitizer or 'compute-sanitizer'} is not installed here")
+        cmd = [exe, "--tool", tool, "--target-processes", "all"] + (["--racecheck-report", "all"]
+                                                                     if tool == "racecheck" else []) + cmd
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return Confirmation("not-runnable", tool, f"the run ran past {timeout:g} s")
+    out = done.stdout + done.stderr
+    if done.returncode == EXIT_CANNOT_RUN and "not runnable:" in out:
+        return Confirmation("not-runnable", tool, _tail(out, 1))
+    if tool != "none":
+        report = parse(out)
+        if report.errors is None:
+            return Confirmation("not-runnable", tool, "the sanitizer printed no summary: " + _tail(out))
+        if report.found:
+            at = f" at {report.at[0]}:{report.at[1]}" if report.at else ""
+            elsewhere = ""
+            file, _, line = desc["where"].rpartition(":")
+            if report.at and not (report.at[0].endswith("/" + file.rsplit("/", 1)[-1])
+                                  and str(report.at[1]) == line):
+                elsewhere = f" (not the finding's line {desc['where']}: the witness fails there first)"
+            return Confirmation("confirmed", tool, f"{report.errors} error(s); first: {report.first}{at}{elsewhere}")
+    cuda_error = next((ln for ln in out.splitlines() if ln.startswith("CUDA error")), None)
+    if done.returncode == EXIT_CUDA_ERROR and cuda_error:
+        return Confirmation("confirmed", tool, cuda_error.strip()[:300])
+    if done.returncode not in (EXIT_RAN, EXIT_CUDA_ERROR, EXIT_BUILD):
+        return Confirmation("not-runnable", tool, f"exit status {done.returncode}: " + _tail(out))
+    why = f" ({desc['static_only']})" if desc.get("static_only") else ""
+    return Confirmation("not-reproduced", tool, "the run was clean" + (f" under {tool}" if tool != "none" else "")
+                        + why)
+
+
+def confirm_all(out_dir: Path, python: str | None = None, sanitizer: str | None = None,
+                timeout: float = 1800, progress=None) -> dict[str, dict]:
+    """Run every reproducer ``kernelvet repro`` wrote into ``out_dir`` (its index.json); returns,
+    and writes to ``out_dir/confirmations.json``, fingerprint -> confirmation."""
+    index = json.loads((out_dir / "index.json").read_text())
+    results: dict[str, dict] = {}
+    for entry in index["reproducers"]:
+        c = confirm_one(out_dir / entry["dir"], python or sys.executable, sanitizer, timeout)
+        results[entry["fingerprint"]] = dict(c.as_dict(), where=entry["where"], check=entry["check"])
+        if progress:
+            progress(entry, c)
+    (out_dir / "confirmations.json").write_text(json.dumps(results, indent=2) + "\n")
+    return results
+
+
+def annotate_report(report: dict, confirmations: dict[str, dict]) -> int:
+    """Add each finding's confirmation to a JSON report (docs/output.md); returns how many."""
+    n = 0
+    for f in report.get("findings", []):
+        c = confirmations.get(f.get("fingerprint"))
+        if c is not None:
+            f["confirmation"] = {k: c[k] for k in ("status", "tool", "detail")}
+            n += 1
+    return n

@@ -1,0 +1,139 @@
+"""What a finding's reproducer needs: the kind of program (a torch op built as an extension, a bare
+kernel launched from a small CUDA harness, a plain CUDA program), the sources and flags that build
+it, every argument at the witness's sizes (the ``call`` the engine recorded), the GPU memory that
+takes, and which compute-sanitizer tool sees the bug. Reads only the JSON report and the
+repository's manifest: nothing here builds or runs anything."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import prod
+
+from analyzers.binding import DTYPE_SIZES, KERNEL_OP, canonical_dtype
+
+# The compute-sanitizer tool that reports each check's bug; "none": the CUDA runtime itself does
+# (a launch outside CUDA's limits fails at the launch).
+TOOLS = {
+    "oob": "memcheck", "shared-oob": "memcheck", "local-oob": "memcheck", "misaligned": "memcheck",
+    "null-deref": "memcheck", "overflow": "memcheck", "narrowing": "memcheck",
+    "launch-config": "none", "race": "racecheck", "barrier-divergence": "synccheck", "sync-mask": "synccheck",
+}
+
+# Why a sanitizer can stay silent on a real bug of this check (docs/confirm.md, "Static-only").
+STATIC_ONLY = {
+    "local-oob": "a local array can live in registers: an access past its end may touch no memory the sanitizer "
+                 "watches",
+    "overflow": "the wrapped value can stay inside the allocation: the sanitizer then sees a valid access to the "
+                "wrong element",
+    "narrowing": "the narrowed value can stay inside the allocation: the sanitizer then sees a valid access to the "
+                 "wrong element",
+    "barrier-divergence": "on sm_70 and later, lanes that leave a branch around a barrier let the others pass it: "
+                          "synccheck does not report a barrier skipped that way",
+}
+
+DEFAULT_MEMORY_GIB = 72.0  # an 80 GB card, less what the CUDA context and torch take
+SANITIZER_MAX_BYTES = 1 << 30  # above this, memcheck's cost per access makes the plain run the judge
+UNSTATED_BUFFER_BYTES = 64 << 20  # a bare kernel's `any` pointer: memory nobody sized
+
+
+@dataclass
+class Repro:
+    fingerprint: str
+    check: str
+    where: str  # file:line of the finding
+    kind: str  # torch-op | kernel | program | none
+    call: dict | None
+    sources: list[str] = field(default_factory=list)  # repository-relative; the first is the op's file
+    include_dirs: list[str] = field(default_factory=list)
+    defines: dict[str, str] = field(default_factory=dict)
+    arch: str = "native"
+    device_bytes: int = 0
+    host_bytes: int = 0
+    memory_bound: int = 0
+    tool: str = "memcheck"
+    use_sanitizer: bool = True
+    not_runnable: str | None = None  # why the reproducer does not run (it says so when run)
+    notes: list[str] = field(default_factory=list)
+
+    def describe(self) -> dict:
+        return {"fingerprint": self.fingerprint, "check": self.check, "where": self.where, "kind": self.kind,
+                "sources": self.sources, "device_bytes": self.device_bytes, "host_bytes": self.host_bytes,
+                "memory_bound": self.memory_bound, "tool": self.tool, "use_sanitizer": self.use_sanitizer,
+                "runnable": self.not_runnable is None, "not_runnable": self.not_runnable,
+                "static_only": STATIC_ONLY.get(self.check), "notes": self.notes}
+
+
+def storage_bytes(arg: dict) -> int:
+    """Bytes a tensor of the call occupies: its shape, or its strides' furthest element."""
+    size = DTYPE_SIZES.get(canonical_dtype(arg.get("dtype") or "float32"), 4)
+    shape = arg["shape"]
+    if any(d == 0 for d in shape):
+        return 0
+    strides = arg.get("strides")
+    if strides:
+        return (sum((d - 1) * s for d, s in zip(shape, strides)) + 1) * size
+    return prod(shape) * size
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):.1f} GiB"
+
+
+def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB) -> Repro:
+    """The reproducer of one finding of a JSON report; ``spec`` is the manifest's settings (include
+    directories, defines, arch) or None for a zero-config scan."""
+    call = finding.get("call")
+    loc = finding["location"]
+    r = Repro(finding.get("fingerprint", ""), finding["check"], f"{loc['file']}:{loc['line']}", "none", call,
+              memory_bound=int(memory_gib * (1 << 30)), tool=TOOLS.get(finding["check"], "memcheck"))
+    if spec is not None:
+        r.include_dirs, r.defines = list(spec.include_dirs), dict(spec.defines)
+    if not call:
+        r.not_runnable = "the report holds no call for this finding (it was written by an older kernelvet: scan again)"
+        return r
+    op_file = call["file"]
+    r.sources = [op_file]
+    spans = [s for s in [loc, finding.get("access")] + list(finding.get("trace") or []) if s and s.get("file")]
+    # Reports name files from the top of the git checkout; the call, from the scanned root.
+    prefix = next((s["file"][: -len(op_file)] for s in spans if s["file"].endswith("/" + op_file)), "")
+    # A kernel another translation unit defines (the op's file declares it): built beside it.
+    for span in spans:
+        f = span["file"][len(prefix):] if span["file"].startswith(prefix) else span["file"]
+        if f.endswith(".cu") and f not in r.sources:
+            r.sources.append(f)
+    if call["op"].startswith(KERNEL_OP):
+        r.kind = "kernel"
+    elif call["launcher"] == "main":
+        r.kind = "program"
+        if call["args"]:
+            r.not_runnable = ("the program reads its command line: the witness's values of argv are not "
+                              "recorded, so its reproducer would not choose the failing input")
+    else:
+        r.kind = "torch-op"
+    if call.get("unknown"):
+        r.not_runnable = (f"the witness leaves the size or value of {', '.join(call['unknown'][:4])} open: "
+                          "no call to build")
+    for a in call["args"]:
+        if a["kind"] == "tensor" and not a["name"] in call.get("unknown", []):
+            n = storage_bytes(a)
+            if a.get("device") == "cpu":
+                r.host_bytes += n
+            else:
+                r.device_bytes += n
+        elif a["kind"] == "buffer":
+            r.device_bytes += a["bytes"] if a.get("bytes") is not None else UNSTATED_BUFFER_BYTES
+            if a.get("bytes") is None:
+                r.notes.append(f"'{a['name']}' has no size in the binding: {UNSTATED_BUFFER_BYTES >> 20} MiB "
+                               "are allocated")
+    for name, values in (call.get("loads") or {}).items():
+        if len(values) > 1:
+            r.notes.append(f"the witness loads {len(values)} different values from '{name}' ({values[:4]}): the "
+                           f"tensor is filled with {values[0]}, so the failing access may need another of them")
+    if r.not_runnable is None and r.device_bytes > r.memory_bound:
+        r.not_runnable = (f"the witness needs {_gib(r.device_bytes)} of GPU memory, more than the bound of "
+                          f"{_gib(r.memory_bound)} (--memory-gib)")
+    if r.tool == "none" or r.device_bytes > SANITIZER_MAX_BYTES:
+        r.use_sanitizer = False
+        if r.tool != "none":
+            r.notes.append(f"{_gib(r.device_bytes)} of tensors: too many accesses for {r.tool}; the run itself "
+                           "is the judge (a CUDA error, or none)")
+    return r

@@ -1,0 +1,50 @@
+"""compute-sanitizer's report, read: how many errors each tool found, and the first of them with
+the source line it names (reproducers build with -lineinfo)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_SUMMARY = re.compile(r"=+\s*ERROR SUMMARY:\s*(\d+)\s+errors?")
+_RACE_SUMMARY = re.compile(r"=+\s*RACECHECK SUMMARY:\s*(\d+)\s+hazards? displayed\s*\((\d+)\s+errors?,\s*(\d+)\s+warnings?\)")
+_ERROR = re.compile(r"=+\s*((?:Invalid|Misaligned|Out of range|Barrier|Race|Error|Program hit|Unspecified|"
+                    r"Uninitialized|Divergent|Illegal|Warp)[^\n]*)")
+_HAZARD = re.compile(r"=+\s*(Error|Warning): Race reported between (\w+) access at ([^\n]+)")
+_AT = re.compile(r"=+\s*at (?:0x[0-9a-f]+ in )?(?:[^\n]*? in )?([^\s:]+\.(?:cu|cuh|h|hpp|cpp|cc)):(\d+)")
+
+
+@dataclass
+class SanitizerReport:
+    errors: int | None  # None: no summary line (the tool did not run to its end)
+    first: str = ""  # the first error's description
+    at: tuple[str, int] | None = None  # the source line the first error names
+
+    @property
+    def found(self) -> bool:
+        return bool(self.errors)
+
+
+def parse(text: str) -> SanitizerReport:
+    """Read compute-sanitizer's output (any tool). racecheck's hazards count as errors only when it
+    calls them errors (warnings are possible races it cannot decide)."""
+    errors = None
+    m = _RACE_SUMMARY.search(text)
+    if m:
+        errors = int(m.group(2))
+    else:
+        summaries = _SUMMARY.findall(text)
+        if summaries:
+            errors = int(summaries[-1])
+    first, at = "", None
+    h = _HAZARD.search(text)
+    if h and h.group(1) == "Error":
+        first = f"race reported between {h.group(2)} access at {h.group(3).strip()}"
+        loc = re.search(r"([^\s:]+\.(?:cu|cuh|h|hpp|cpp|cc)):(\d+)", h.group(3))
+        at = (loc.group(1), int(loc.group(2))) if loc else None
+    else:
+        e = _ERROR.search(text)
+        if e:
+            first = e.group(1).strip()
+            a = _AT.search(text, e.end())
+            at = (a.group(1), int(a.group(2))) if a else None
+    return SanitizerReport(errors, first[:300], at)

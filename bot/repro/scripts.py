@@ -1,0 +1,252 @@
+"""The reproducer's files: ``repro.py``, a self-contained script (it needs Python, and PyTorch for a
+torch op; kernelvet is not needed on the GPU machine), and ``repro.json`` describing it for
+``kernelvet confirm``. The script builds what it runs from the repository's own sources, with
+-lineinfo so a sanitizer names source lines."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .plan import Repro
+
+EXIT_RAN, EXIT_CUDA_ERROR, EXIT_BUILD, EXIT_CANNOT_RUN = 0, 1, 2, 3
+
+_TORCH_DTYPES = {
+    "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64", "int8": "int8",
+    "uint8": "uint8", "int16": "int16", "int32": "int32", "int64": "int64", "bool": "bool", "uint16": "uint16",
+    "uint32": "uint32", "uint64": "uint64", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
+    "float8_e4m3fnuz": "float8_e4m3fnuz", "float8_e5m2fnuz": "float8_e5m2fnuz", "float8_e8m0fnu": "float8_e8m0fnu",
+    "float4_e2m1fn_x2": "float4_e2m1fn_x2",
+}
+
+# The runtime every reproducer carries; the constants above it are the finding's.
+_RUNTIME = r'''
+import argparse
+import os
+import subprocess
+import sys
+
+os.environ.setdefault("PYTORCH_NO_CUDA_MEMORY_CACHING", "1")  # an overrun past a tensor's end is seen
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXIT_RAN, EXIT_CUDA_ERROR, EXIT_BUILD, EXIT_CANNOT_RUN = 0, 1, 2, 3
+
+
+def root():
+    return os.environ.get("KERNELVET_REPO_ROOT") or os.path.normpath(os.path.join(HERE, ROOT))
+
+
+def flags():
+    out = ["-I" + os.path.join(root(), d) for d in INCLUDE_DIRS]
+    out += ["-I" + os.path.join(root(), d) for d in ("", "csrc", "include", "src")]
+    out += ["-D%s=%s" % kv if kv[1] != "" else "-D" + kv[0] for kv in sorted(DEFINES.items())]
+    return out
+
+
+def build_dir():
+    d = os.path.join(HERE, "build")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def write_main_source(text, name):
+    path = os.path.join(build_dir(), name)
+    with open(path, "w") as f:
+        f.write('#include "%s"\n' % os.path.join(root(), SOURCES[0]).replace("\\", "/") + text)
+    return path
+
+
+def build_torch_op():
+    from torch.utils import cpp_extension
+    module = write_main_source(
+        "\n#include <torch/extension.h>\n"
+        "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"op\", &%s); }\n" % LAUNCHER, "op_module.cu")
+    return cpp_extension.load(
+        name="kernelvet_repro_" + FINGERPRINT[:12], sources=[module] + [os.path.join(root(), s) for s in SOURCES[1:]],
+        extra_cflags=["-O1"] + flags(), extra_cuda_cflags=["-O1", "-lineinfo"] + flags(),
+        build_directory=build_dir(), verbose=False)
+
+
+def nvcc_build(source):
+    exe = os.path.join(build_dir(), "harness")
+    arch = "-arch=" + ARCH if ARCH != "native" else "-arch=native"
+    cmd = ["nvcc", "-O1", "-lineinfo", "-std=c++17", arch, source, "-o", exe] + flags()
+    cmd += [os.path.join(root(), s) for s in SOURCES[1:]]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout + done.stderr)
+        raise SystemExit(EXIT_BUILD)
+    return exe
+
+
+def c_value(a):
+    v = a.get("value")
+    if v is None:
+        v = 1.0 if a.get("float") else 0
+    return repr(float(v)) if a.get("float") else "%dLL" % int(v)
+
+
+def fill_value(a):
+    values = CALL["loads"].get(a["name"])
+    if values:
+        return values[0]
+    if a.get("values") and a["values"][0] is not None:
+        return a["values"][0]
+    return None
+
+
+def harness_source():
+    """A bare kernel's launch with the witness's buffers, scalars and launch shape."""
+    lines = ["#include <cstdio>", "#include <cstring>", "#include <vector>",
+             "struct KvAnyPtr { void* p; template <class T> operator T*() const { return static_cast<T*>(p); } };",
+             "int main() {"]
+    args, launch = [], {}
+    for i, a in enumerate(CALL["args"]):
+        if a["name"].startswith("__kv_"):
+            launch[a["name"]] = c_value(a)
+        elif a["kind"] == "buffer":
+            n = a["bytes"] if a.get("bytes") is not None else UNSTATED_BUFFER_BYTES
+            lines.append("  void* p%d = nullptr; if (cudaMalloc(&p%d, %d) != cudaSuccess) { puts(\"cannot "
+                         "allocate %s\"); return %d; }" % (i, i, max(n, 1), a["name"], EXIT_CANNOT_RUN))
+            v, k = fill_value(a), a.get("elem_size") or 1
+            if v is not None and k in (1, 2, 4, 8):
+                lines.append("  { std::vector<unsigned char> h(%d); long long v = %dLL; for (size_t o = 0; "
+                             "o + %d <= h.size(); o += %d) std::memcpy(&h[o], &v, %d); cudaMemcpy(p%d, h.data(), "
+                             "h.size(), cudaMemcpyHostToDevice); }" % (max(n, 1), int(v), k, k, k, i))
+            else:
+                lines.append("  cudaMemset(p%d, 0, %d);" % (i, max(n, 1)))
+            args.append("KvAnyPtr{p%d}" % i)
+        elif a["kind"] == "absent":
+            args.append("KvAnyPtr{nullptr}")
+        else:
+            args.append(c_value(a))
+    g = ", ".join(launch.get("__kv_grid_" + c, "1") for c in "xyz")
+    b = ", ".join(launch.get("__kv_block_" + c, "1") for c in "xyz")
+    lines += ["  %s<<<dim3(%s), dim3(%s), %s>>>(%s);" % (KERNEL, g, b, launch.get("__kv_shared_bytes", "0"),
+                                                     ", ".join(args)),
+              "  cudaError_t e = cudaGetLastError();",
+              "  if (e == cudaSuccess) e = cudaDeviceSynchronize();",
+              "  if (e != cudaSuccess) { printf(\"CUDA error: %s\\n\", cudaGetErrorString(e)); return 1; }",
+              "  puts(\"ran without a CUDA error\");", "  return 0;", "}"]
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def make_tensor(torch, a):
+    dtype = getattr(torch, a["dtype"])
+    device = "cpu" if a.get("device") == "cpu" else "cuda"
+    shape = a["shape"]
+    if a.get("strides"):
+        t = torch.empty_strided(shape, a["strides"], dtype=dtype, device=device)
+    else:
+        t = torch.empty(shape, dtype=dtype, device=device)
+    v = fill_value(a)
+    if v is not None:
+        t.fill_(v)
+    elif a.get("values") and None not in a["values"]:
+        lo, hi = int(a["values"][0]), int(a["values"][1])
+        t.copy_(torch.randint(lo, hi + 1, shape, dtype=torch.int64, device=device).to(dtype))
+        if a.get("nondecreasing") and t.dim() == 1:
+            t.copy_(torch.sort(t).values)
+    elif dtype.is_floating_point and dtype.itemsize > 1:
+        t.normal_()
+    else:
+        t.zero_()
+    return t
+
+
+def call_torch_op(module):
+    import torch
+    args = []
+    for a in CALL["args"]:
+        if a["kind"] == "tensor":
+            args.append(make_tensor(torch, a))
+        elif a["kind"] == "scalar":
+            v = a.get("value")
+            args.append((float(v) if v is not None else 1e-6) if a.get("float") else int(v))
+        elif a["kind"] == "string":
+            args.append(a["text"])
+        else:
+            args.append(None)
+    module.op(*args)
+    torch.cuda.synchronize()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build-only", action="store_true", help="build what the reproducer runs, and stop")
+    args = ap.parse_args()
+    if NOT_RUNNABLE and not args.build_only:
+        print("not runnable: " + NOT_RUNNABLE)
+        return EXIT_CANNOT_RUN
+    if KIND == "torch-op":
+        module = build_torch_op()
+        if args.build_only:
+            return EXIT_RAN
+        try:
+            call_torch_op(module)
+        except RuntimeError as exc:  # a CUDA fault surfaces here
+            text = str(exc).strip().splitlines() or ["?"]
+            print("CUDA error: " + next((ln for ln in text if "error" in ln.lower()), text[0]))
+            return EXIT_CUDA_ERROR
+    else:
+        exe = nvcc_build(write_main_source(harness_source() if KIND == "kernel" else "", "harness.cu"))
+        if args.build_only:
+            return EXIT_RAN
+        done = subprocess.run([exe], stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        sys.stdout.write(done.stdout[-4000:])
+        if done.returncode != 0:
+            if "CUDA error" not in done.stdout:
+                print("CUDA error: the program exited with status %d" % done.returncode)
+            return EXIT_CUDA_ERROR
+    print("ran without a CUDA error (under compute-sanitizer, its report says whether an access was invalid)")
+    return EXIT_RAN
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def _docstring(r: Repro, finding: dict) -> str:
+    w = ", ".join(f"{k}={v}" for k, v in list(finding.get("witness", {}).items())[:16])
+    tool = "python repro.py" if not r.use_sanitizer else f"compute-sanitizer --tool {r.tool} --target-processes all python repro.py"
+    lines = [f"kernelvet reproducer: {r.check} at {r.where} (op {', '.join(finding.get('ops', []))})",
+             "", f"models: {', '.join(finding.get('models', []))}; dtypes: {', '.join(finding.get('dtypes', []))}",
+             f"witness: {w}", "", "    python repro.py --build-only   # build only",
+             f"    {tool}", "", "Exit status: 0 ran with no CUDA error, 1 a CUDA error, 2 the build failed, "
+             "3 it cannot run (the reason is printed).",
+             "The repository is found at ROOT (relative to this file) or $KERNELVET_REPO_ROOT."]
+    if r.not_runnable:
+        lines.append(f"Not runnable: {r.not_runnable}.")
+    for note in r.notes:
+        lines.append(f"Note: {note}.")
+    return "\n".join(x.replace('"""', "'''").replace("\\", "/") for x in lines)
+
+
+def render(r: Repro, finding: dict, root_rel: str) -> str:
+    """The text of ``repro.py`` for ``r``: constants, then the shared runtime."""
+    from .plan import UNSTATED_BUFFER_BYTES
+    from analyzers.binding import KERNEL_OP
+    call = r.call or {"args": [], "loads": {}, "op": "", "launcher": "", "unknown": []}
+    for a in call.get("args", []):
+        if a.get("kind") == "tensor" and a.get("dtype") not in _TORCH_DTYPES and r.not_runnable is None:
+            r.not_runnable = f"tensor '{a['name']}' has dtype {a.get('dtype')!r}, which torch cannot allocate"
+    kernel = call["op"][len(KERNEL_OP):].strip() if call["op"].startswith(KERNEL_OP) else ""
+    consts = {
+        "FINGERPRINT": r.fingerprint or "finding", "KIND": r.kind, "ROOT": root_rel, "SOURCES": r.sources,
+        "INCLUDE_DIRS": r.include_dirs, "DEFINES": r.defines, "ARCH": r.arch if r.arch != "sm_80" else "native",
+        "LAUNCHER": call.get("launcher", ""), "KERNEL": kernel, "CALL": call, "NOT_RUNNABLE": r.not_runnable,
+        "UNSTATED_BUFFER_BYTES": UNSTATED_BUFFER_BYTES, "DEVICE_BYTES": r.device_bytes,
+    }
+    head = "#!/usr/bin/env python3\n" + '"""' + _docstring(r, finding) + '\n"""\n'
+    body = "\n".join(f"{k} = {v!r}" for k, v in consts.items())
+    return head + body + "\n" + _RUNTIME
+
+
+def write(r: Repro, finding: dict, out_dir: Path, root: Path) -> Path:
+    """Write the reproducer of ``finding`` into ``out_dir`` (repro.py and repro.json)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    root_rel = os.path.relpath(root, out_dir)
+    (out_dir / "repro.py").write_text(render(r, finding, root_rel))
+    (out_dir / "repro.json").write_text(json.dumps(r.describe(), indent=2) + "\n")
+    return out_dir / "repro.py"

@@ -1,0 +1,252 @@
+"""kernelvet repro and kernelvet confirm without a GPU: the reproducers of the example's findings
+parse, allocate exactly the witness's shapes and fit the memory bound (or say they do not); confirm
+reads compute-sanitizer's reports (a fake sanitizer stands in) into the JSON report, the SARIF log
+and the review comment."""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import runpy
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.repro.sanitizer import parse
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "minivllm"
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def kernelvet(*args, cwd=None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "bot.cli", *args], capture_output=True, text=True, cwd=cwd or ROOT,
+                          env=env)
+
+
+@pytest.fixture(scope="module")
+def example_repros(tmp_path_factory, shared_cache):
+    """The example's JSON report and SARIF log, and a reproducer per finding with a 16 GiB bound."""
+    tmp = tmp_path_factory.mktemp("repro")
+    report, sarif, out = tmp / "kernelvet.json", tmp / "kernelvet.sarif", tmp / "repro"
+    r = kernelvet("scan", str(EXAMPLE), "--json", str(report), "--sarif", str(sarif), "--cache-dir", str(shared_cache))
+    assert r.returncode == 1, r.stderr
+    r = kernelvet("repro", "--all", "--report", str(report), "--root", str(EXAMPLE), "--out", str(out),
+                  "--memory-gib", "16")
+    assert r.returncode == 0, r.stderr
+    return report, sarif, out
+
+
+def _constants(script: Path) -> dict:
+    return runpy.run_path(str(script), run_name="kernelvet_repro_test")
+
+
+def _by_fingerprint(out: Path) -> dict:
+    index = json.loads((out / "index.json").read_text())
+    return {e["fingerprint"]: out / e["dir"] for e in index["reproducers"]}
+
+
+def test_every_finding_gets_a_reproducer_with_the_witness_shapes(example_repros):
+    report_path, _, out = example_repros
+    report = json.loads(report_path.read_text())
+    dirs = _by_fingerprint(out)
+    assert set(dirs) == {f["fingerprint"] for f in report["findings"]}
+    seen = set()
+    for f in report["findings"]:
+        script = dirs[f["fingerprint"]] / "repro.py"
+        ast.parse(script.read_text())  # it is Python
+        g = _constants(script)
+        w, call = f["witness"], g["CALL"]
+        shapes = {a["name"]: a["shape"] for a in call["args"] if a["kind"] == "tensor"}
+        op = f["ops"][0]
+        assert g["KIND"] == "torch-op" and g["LAUNCHER"] == op
+        n = w["num_tokens"]
+        if op in ("gelu_and_mul", "silu_and_mul"):
+            d = w["model.intermediate_size"]
+            assert shapes == {"out": [n, d], "input": [n, 2 * d]}
+        elif op == "fused_add_rms_norm":
+            h = w["model.hidden_size"]
+            assert shapes == {"input": [n, h], "residual": [n, h], "weight": [h]}
+            eps = next(a for a in call["args"] if a["name"] == "epsilon")
+            assert eps["value"] == w["model.rms_norm_eps"] and eps["float"]
+        elif op in ("dynamic_per_token_int8_quant", "static_scaled_int8_quant"):
+            h = w["model.hidden_size"]
+            assert shapes["out"] == [n, h] and shapes["input"] == [n, h]
+            assert next(a for a in call["args"] if a["name"] == "out")["dtype"] == "int8"
+        else:
+            raise AssertionError(f"unexpected op {op}")
+        seen.add(op)
+        assert g["SOURCES"][0] == f["call"]["file"] and (EXAMPLE / g["SOURCES"][0]).is_file()
+        assert (script.parent / g["ROOT"]).resolve() == EXAMPLE.resolve()
+    assert {"gelu_and_mul", "fused_add_rms_norm", "dynamic_per_token_int8_quant"} <= seen
+
+
+def test_allocations_fit_the_bound_or_the_reproducer_says_it_cannot_run(example_repros):
+    report_path, _, out = example_repros
+    report = json.loads(report_path.read_text())
+    dirs = _by_fingerprint(out)
+    bound = 16 << 30
+    runnable = too_large = 0
+    for f in report["findings"]:
+        desc = json.loads((dirs[f["fingerprint"]] / "repro.json").read_text())
+        shapes = [a for a in f["call"]["args"] if a["kind"] == "tensor"]
+        size = {"float16": 2, "bfloat16": 2, "float32": 4, "int8": 1}
+        expected = sum(size[a["dtype"]] * __import__("math").prod(a["shape"]) for a in shapes)
+        assert desc["device_bytes"] == expected
+        if expected <= bound:
+            assert desc["runnable"], desc
+            runnable += 1
+        else:
+            too_large += 1
+            assert not desc["runnable"] and "more than the bound of 16.0 GiB" in desc["not_runnable"]
+            # Run, it says so instead of building anything (no GPU, no torch extension needed).
+            r = subprocess.run([sys.executable, str(dirs[f["fingerprint"]] / "repro.py")], capture_output=True,
+                               text=True)
+            assert r.returncode == 3 and "not runnable:" in r.stdout and "GiB of GPU memory" in r.stdout
+        assert desc["use_sanitizer"] == (expected <= 1 << 30)
+    assert runnable >= 2 and too_large >= 2  # the vector tail and the token guard; the 32-bit row offsets
+
+
+def test_a_static_only_check_says_why_a_sanitizer_can_stay_silent(example_repros):
+    report_path, _, out = example_repros
+    report = json.loads(report_path.read_text())
+    for f in report["findings"]:
+        desc = json.loads((_by_fingerprint(out)[f["fingerprint"]] / "repro.json").read_text())
+        if f["check"] == "narrowing":
+            assert "stay inside the allocation" in desc["static_only"]
+        elif f["check"] == "oob":
+            assert desc["static_only"] is None
+
+
+def _fake(path: Path, body: str) -> str:
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return str(path)
+
+
+MEMCHECK_ERROR = """========= COMPUTE-SANITIZER
+========= Invalid __global__ read of size 4 bytes
+=========     at 0x1f0 in /repo/csrc/activation_kernels.cu:57:void act_and_mul_kernel<float>(float*, const float*, int)
+=========     by thread (682,0,0) in block (0,0,0)
+=========     Address 0x7f3a2c000d54 is out of bounds
+=========     and is 1 bytes after the nearest allocation at 0x7f3a2c000000 of size 54612 bytes
+=========
+========= ERROR SUMMARY: 1 error
+"""
+MEMCHECK_CLEAN = "========= COMPUTE-SANITIZER\nran without a CUDA error\n========= ERROR SUMMARY: 0 errors\n"
+
+
+def test_confirm_records_the_sanitizer_outcome_in_the_report_sarif_and_review(example_repros, tmp_path):
+    report_path, sarif_path, out = example_repros
+    report, sarif = tmp_path / "k.json", tmp_path / "k.sarif"
+    report.write_text(report_path.read_text())
+    sarif.write_text(sarif_path.read_text())
+    python = _fake(tmp_path / "python", "exit 0\n")  # the build step: nothing to build here
+    (tmp_path / "error.txt").write_text(MEMCHECK_ERROR)
+    (tmp_path / "clean.txt").write_text(MEMCHECK_CLEAN)
+    # The fake sanitizer reports the vector tail's read (activation_kernels.cu) and nothing elsewhere.
+    sanitizer = _fake(tmp_path / "compute-sanitizer",
+                      f'if grep -q activation_kernels "$(dirname "$6")/repro.py"; then cat {tmp_path}/error.txt; '
+                      f'exit 1; fi\ncat {tmp_path}/clean.txt\n')
+    r = kernelvet("confirm", "--repro", str(out), "--report", str(report), "--sarif", str(sarif),
+                  "--sanitizer", sanitizer, "--python", python)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(report.read_text())
+    status = {(f["location"]["file"].rsplit("/", 1)[-1], f["location"]["line"], f["check"]): f["confirmation"]
+              for f in data["findings"]}
+    oob = status[("activation_kernels.cu", 57, "oob")]
+    assert oob["status"] == "confirmed" and oob["tool"] == "memcheck"
+    assert "Invalid __global__ read of size 4 bytes" in oob["detail"] and "activation_kernels.cu:57" in oob["detail"]
+    token = status[("quant_kernels.cu", 37, "oob")]
+    assert token["status"] == "not-reproduced" and "clean under memcheck" in token["detail"]
+    rows = [v for (f, _, c), v in status.items() if f == "layernorm_kernels.cu"]
+    assert rows and all(v["status"] == "not-runnable" and "16.0 GiB" in v["detail"] for v in rows)
+    # The misaligned vector load's witness fails at the next line first: confirmed, and it says where.
+    misaligned = status[("activation_kernels.cu", 56, "misaligned")]
+    assert misaligned["status"] == "confirmed" and "not the finding's line" in misaligned["detail"]
+    assert "not the finding's line" not in oob["detail"]
+    assert "2 confirmed, 2 not reproduced, 2 not runnable, of 6" in r.stdout
+    # SARIF: a property and a tag on each result.
+    results = json.loads(sarif.read_text())["runs"][0]["results"]
+    tags = {res["partialFingerprints"]["kernelvetFinding/v1"]: res["properties"] for res in results}
+    confirmed = [p for p in tags.values() if p["confirmation"]["status"] == "confirmed"]
+    assert confirmed and all("confirmed" in p["tags"] for p in confirmed)
+    assert all(p["confirmation"]["status"] in p["tags"] for p in tags.values())
+    # The review comment carries the badge, the sanitizer's words as code.
+    from bot.github.render import comment_body
+    f = next(f for f in data["findings"] if f["confirmation"]["status"] == "confirmed")
+    body = comment_body(f, f["location"]["line"])
+    assert "**confirmed** by compute-sanitizer memcheck" in body and "`1 error(s); first: Invalid" in body
+    g = next(f for f in data["findings"] if f["confirmation"]["status"] == "not-runnable")
+    assert "not runnable" in comment_body(g, g["location"]["line"])
+
+
+def test_confirm_without_a_sanitizer_says_not_runnable(example_repros, tmp_path):
+    _, _, out = example_repros
+    python = _fake(tmp_path / "python", "exit 0\n")
+    r = kernelvet("confirm", "--repro", str(out), "--sanitizer", str(tmp_path / "absent-sanitizer"),
+                  "--python", python)
+    assert r.returncode == 0, r.stderr
+    results = json.loads((out / "confirmations.json").read_text())
+    for fp, d in _by_fingerprint(out).items():
+        desc, c = json.loads((d / "repro.json").read_text()), results[fp]
+        if desc["runnable"] and desc["use_sanitizer"]:
+            assert c["status"] == "not-runnable" and "is not installed here" in c["detail"], c
+        elif desc["runnable"]:  # too large for a sanitizer: the run alone judges (here, a clean exit)
+            assert c["status"] == "not-reproduced" and c["tool"] == "none", c
+
+
+def test_a_failing_build_is_not_runnable_with_its_error(example_repros, tmp_path):
+    _, _, out = example_repros
+    python = _fake(tmp_path / "python", 'echo "error: identifier \\"half2\\" is undefined" >&2; exit 2\n')
+    r = kernelvet("confirm", "--repro", str(out), "--python", python, "--sanitizer", "true")
+    assert r.returncode == 0, r.stderr
+    results = json.loads((out / "confirmations.json").read_text())
+    built = [c for c in results.values() if "16.0 GiB" not in c["detail"]]
+    assert built and all(c["status"] == "not-runnable" and "the build failed" in c["detail"]
+                         and "half2" in c["detail"] for c in built)
+
+
+def test_a_bare_kernel_reproducer_launches_the_witness_shape(tmp_path):
+    """A bare kernel's reproducer is a CUDA harness: its buffers at the bound sizes, its launch at the
+    witness's grid and block."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixture_runner import load_fixture, run_fixture
+
+    from bot.reporters.jsonfmt import to_dict
+    from bot.repro.plan import plan
+    from bot.repro.scripts import write
+
+    report = to_dict(run_fixture(load_fixture(FIXTURES / "bare" / "bin_counts_shared_too_small.cu"), tmp_path))
+    (f,) = report["findings"]
+    r = plan(f)
+    assert r.kind == "kernel" and r.not_runnable is None and r.tool == "memcheck"
+    write(r, f, tmp_path / "repro", FIXTURES)
+    g = _constants(tmp_path / "repro" / "repro.py")
+    source = g["harness_source"]()
+    launch = next(ln for ln in source.splitlines() if "<<<" in ln)
+    block = next(a["value"] for a in f["call"]["args"] if a["name"] == "__kv_block_x")
+    assert launch.strip().startswith("bin_counts<<<dim3(1LL, 1LL, 1LL), dim3(%dLL, 1LL, 1LL)" % block), launch
+    assert source.count("cudaMalloc") == sum(1 for a in f["call"]["args"] if a["kind"] == "buffer")
+
+
+def test_sanitizer_reports_are_read_per_tool():
+    m = parse(MEMCHECK_ERROR)
+    assert m.errors == 1 and m.at == ("/repo/csrc/activation_kernels.cu", 57) and m.first.startswith("Invalid")
+    assert parse(MEMCHECK_CLEAN).errors == 0 and not parse(MEMCHECK_CLEAN).found
+    race = parse("========= Error: Race reported between Write access at 0x2a0 in /r/k.cu:24:reduce(float*)\n"
+                 "=========     and Read access at 0x310 in /r/k.cu:27:reduce(float*) [248 hazards]\n"
+                 "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n")
+    assert race.errors == 1 and race.at == ("/r/k.cu", 24) and "Write access" in race.first
+    warn = parse("========= Warning: Race reported between Write access at 0x2a0 in /r/k.cu:24:k()\n"
+                 "========= RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)\n")
+    assert warn.errors == 0
+    sync = parse("========= Barrier error detected. Divergent thread(s) in block\n"
+                 "=========     at 0x170 in /r/b.cu:20:head_norm(float*)\n"
+                 "=========     by thread (64,0,0) in block (0,0,0)\n========= ERROR SUMMARY: 1 error\n")
+    assert sync.errors == 1 and sync.at == ("/r/b.cu", 20)
+    assert parse("Segmentation fault").errors is None  # no summary: the tool did not finish
