@@ -652,8 +652,11 @@ def concrete_call(inst: Instance, witness: dict, launcher: str, line: int) -> di
                 continue
             shape = [_concrete(s, env) for s in a.shape]
             strides = None if a.strides is None else [_concrete(s, env) for s in a.strides]
+            # Zero-config leaves dtype and device to the op: the witness says which ones fail.
+            dtype = a.dtype if a.dtype not in (LAZY_DTYPE, "any") else witness.get(f"dtype({name})", inst.dtype)
+            device = a.device if a.device != "any" else "cpu" if witness.get(f"{name}.is_cpu()") else "cuda"
             entry = {"name": name, "kind": "tensor", "shape": shape, "strides": strides,
-                     "dtype": canonical_dtype(a.dtype or inst.dtype), "device": a.device}
+                     "dtype": canonical_dtype(dtype), "device": device}
             if a.values is not None:
                 entry["values"] = [_concrete(v, env) for v in a.values]
             if a.nondecreasing:

@@ -22,6 +22,20 @@ CHECKS = {
     "sync-mask": "A warp primitive whose mask names a lane that does not reach it (or does not exist)",
 }
 
+# Why compute-sanitizer can stay silent on a real bug of a check: the message of such a finding
+# says so, and a reproducer that runs clean (kernelvet confirm) gives it as the reason.
+STATIC_ONLY = {
+    "local-oob": "a local array can live in registers: an access past its end then touches no memory "
+                 "compute-sanitizer watches",
+    "overflow": "the wrapped value can stay inside the allocation: compute-sanitizer then sees a valid access to the "
+                "wrong element",
+    "narrowing": "the narrowed value can stay inside the allocation: compute-sanitizer then sees a valid access to "
+                 "the wrong element",
+    "barrier-divergence": "on sm_70 and later, lanes that leave a branch around a barrier let the others pass it: "
+                          "compute-sanitizer synccheck does not report a barrier skipped that way",
+}
+STATIC_ONLY_IN_OBJECT = "the access stays inside the object, so compute-sanitizer sees a valid access"
+
 
 @dataclass
 class Fix:

@@ -2,7 +2,7 @@
 findings compute-sanitizer (or the CUDA runtime) confirms, and why the others are not.
 
     python bench/repro_fixtures.py plan [--out DIR] [--only SUBSTRING]   # here: scan, kernelvet repro
-    python bench/repro_fixtures.py run  [--out DIR]                      # on the GPU machine
+    python bench/repro_fixtures.py run  [--out DIR] [--jobs 8] [--only S]  # on the GPU machine
 
 ``plan`` scans each fixture as the test suite does, writes its JSON report and the reproducers of
 its findings (bot.repro, the code behind ``kernelvet repro``) into DIR (default
@@ -58,7 +58,7 @@ def plan(out: Path, only: str | None) -> int:
     return 0
 
 
-def run(out: Path, sanitizer: str, timeout: float) -> int:
+def run(out: Path, sanitizer: str, timeout: float, jobs: int, only: str | None) -> int:
     from bot.repro.confirm import confirm_all
 
     t0 = time.time()
@@ -66,7 +66,7 @@ def run(out: Path, sanitizer: str, timeout: float) -> int:
     def progress(entry, c):
         print(f"{c.status:15} {entry['check']:18} {entry['where']:60} {c.tool:9} {c.detail[:160]}", flush=True)
 
-    results = confirm_all(out, sys.executable, sanitizer, timeout, progress)
+    results = confirm_all(out, sys.executable, sanitizer, timeout, progress, jobs, only)
     by_check = Counter((c["check"], c["status"]) for c in results.values())
     print(f"\n{len(results)} findings in {time.time() - t0:.0f} s")
     for check in sorted({k for k, _ in by_check}):
@@ -85,10 +85,11 @@ def main() -> int:
     ap.add_argument("--only", help="fixtures whose name contains this")
     ap.add_argument("--sanitizer", default="compute-sanitizer")
     ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--jobs", type=int, default=8, help="reproducers built and run at once")
     args = ap.parse_args()
     if args.step == "plan":
         return plan(args.out, args.only)
-    return run(args.out, args.sanitizer, args.timeout)
+    return run(args.out, args.sanitizer, args.timeout, args.jobs, args.only)
 
 
 if __name__ == "__main__":

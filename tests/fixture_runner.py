@@ -11,6 +11,7 @@ the findings it must produce on its own lines.
     zero_config: true            # no binding: every op of the file runs in zero-config mode
     options: {time_budget_s: 1}  # manifest options
     inconclusive: [timeout]      # inconclusive reasons that have no line
+    kernels: none                # the op launches no kernel (else a verified op must reach one)
     */
     ...
     out[idx] = x;  // expect: oob
@@ -153,8 +154,15 @@ def compare(fx: Fixture, report) -> list[str]:
     for item in sorted(fx.expected_inconclusive - got_inc):
         problems.append(f"missing inconclusive: line {item[0]}: {item[1]}")
     want = verdicts(fx)
+    if not report.instances:
+        problems.append("no instance ran: the fixture's op was not found")
     for ir in report.instances:
         expected = want.get(ir.planned.op_name)
+        # A verified op that launched nothing proves nothing about its kernels (a parse error that
+        # ended the path early looked verified): only a host-only op says so in its header.
+        if ir.result.verdict == "verified" and not ir.result.kernels and fx.header.get("kernels") != "none":
+            problems.append(f"{ir.planned.label}: verified without reaching a kernel (a host-only op says "
+                            "'kernels: none' in its header)")
         if expected is not None and ir.result.verdict != expected:
             reasons = "; ".join(f"{i.reason}: {i.detail} at {i.span}" for i in ir.result.inconclusive)
             problems.append(f"{ir.planned.label}: verdict {ir.result.verdict}, expected {expected}"

@@ -9,6 +9,7 @@ import z3
 
 from ..engine import ints
 from .base import Check, depends_on_summary, make_finding, span_key, value_of
+from ..findings import STATIC_ONLY, STATIC_ONLY_IN_OBJECT
 
 CHECK_OF_REGION = {
     "global": "oob", "constant": "oob", "host": "oob", "shared": "shared-oob", "dynamic_shared": "shared-oob",
@@ -131,7 +132,7 @@ class BoundsCheck(Check):
         action = "write" if ev.write else "read"
         msg = (f"{action} of `{ev.span.text}` with index {index} into a dimension of {count} elements of "
                f"`{region.name}` ({WHAT[check]}): byte offset {at} is inside the object, in a neighbouring row "
-               f"or member")
+               f"or member (static-only: {STATIC_ONLY_IN_OBJECT})")
         finding = make_finding(ctx, st, check, msg, ev.span, model, cond, expression=ev.span, trace=list(ev.stack))
         ctx.report(finding)
         ctx.witnesses.append((ctx.kernel, region.name, cond, finding, model))
@@ -181,6 +182,8 @@ class BoundsCheck(Check):
             what = f"dynamic shared memory, the size the launch at {region.span.file}:{region.span.line} gives"
         msg = (f"{action} of {ev.size} bytes at byte offset {at} of `{region.name}` ({size} bytes, {what}), "
                f"{where}: `{ev.span.text}`")
+        if check == "local-oob":
+            msg += f" (static-only: {STATIC_ONLY[check]})"
         finding = make_finding(ctx, st, check, msg, ev.span, model, cond, expression=ev.span, trace=list(ev.stack))
         ctx.report(finding)
         ctx.witnesses.append((ctx.kernel, region.name, cond, finding, model))

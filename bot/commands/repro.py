@@ -37,6 +37,8 @@ def register(sub) -> None:
     c.add_argument("--sanitizer", default="compute-sanitizer", help="the compute-sanitizer executable")
     c.add_argument("--python", help="the Python that runs the reproducers (default: this one)")
     c.add_argument("--timeout", type=float, default=1800, help="seconds per build and per run (default 1800)")
+    c.add_argument("--jobs", type=int, default=1, help="reproducers built and run at once (default 1); those "
+                                                       "needing more than 8 GiB of GPU memory run alone")
     c.set_defaults(func=run_confirm)
 
 
@@ -120,7 +122,7 @@ def run_confirm(args) -> int:
     def progress(entry, c):
         print(f"{c.status:15} {entry['check']} at {entry['where']} ({c.tool}): {c.detail}", flush=True)
 
-    results = confirm_all(out, args.python, args.sanitizer, args.timeout, progress)
+    results = confirm_all(out, args.python, args.sanitizer, args.timeout, progress, args.jobs)
     if report is not None:
         annotate_report(report, results)
         Path(args.report).write_text(json.dumps(report, indent=2) + "\n")

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,17 +83,36 @@ def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: fl
                         + why)
 
 
+LARGE_BYTES = 8 << 30  # reproducers this large run one at a time, after the others
+
+
 def confirm_all(out_dir: Path, python: str | None = None, sanitizer: str | None = None,
-                timeout: float = 1800, progress=None) -> dict[str, dict]:
-    """Run every reproducer ``kernelvet repro`` wrote into ``out_dir`` (its index.json); returns,
-    and writes to ``out_dir/confirmations.json``, fingerprint -> confirmation."""
+                timeout: float = 1800, progress=None, jobs: int = 1, only: str | None = None) -> dict[str, dict]:
+    """Run every reproducer ``kernelvet repro`` wrote into ``out_dir`` (its index.json; ``only``: those
+    whose directory contains it); returns, and writes to ``out_dir/confirmations.json``,
+    fingerprint -> confirmation. ``jobs`` reproducers build and run at once (they share the GPU);
+    one that needs more than LARGE_BYTES of GPU memory runs alone."""
     index = json.loads((out_dir / "index.json").read_text())
+    entries = [e for e in index["reproducers"] if not only or only in e["dir"]]
     results: dict[str, dict] = {}
-    for entry in index["reproducers"]:
+
+    def one(entry):
         c = confirm_one(out_dir / entry["dir"], python or sys.executable, sanitizer, timeout)
         results[entry["fingerprint"]] = dict(c.as_dict(), where=entry["where"], check=entry["check"])
         if progress:
             progress(entry, c)
+
+    def large(entry) -> bool:
+        desc = json.loads((out_dir / entry["dir"] / "repro.json").read_text())
+        return desc["runnable"] and desc["device_bytes"] > LARGE_BYTES
+
+    small = [e for e in entries if not large(e)]
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        list(pool.map(one, small))
+    for entry in entries:
+        if entry not in small:
+            one(entry)
+    results = {e["fingerprint"]: results[e["fingerprint"]] for e in entries}  # the index's order
     (out_dir / "confirmations.json").write_text(json.dumps(results, indent=2) + "\n")
     return results
 

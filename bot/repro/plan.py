@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from math import prod
 
 from analyzers.binding import DTYPE_SIZES, KERNEL_OP, canonical_dtype
+from analyzers.findings import STATIC_ONLY
 
 # The compute-sanitizer tool that reports each check's bug; "none": the CUDA runtime itself does
 # (a launch outside CUDA's limits fails at the launch).
@@ -16,18 +17,6 @@ TOOLS = {
     "oob": "memcheck", "shared-oob": "memcheck", "local-oob": "memcheck", "misaligned": "memcheck",
     "null-deref": "memcheck", "overflow": "memcheck", "narrowing": "memcheck",
     "launch-config": "none", "race": "racecheck", "barrier-divergence": "synccheck", "sync-mask": "synccheck",
-}
-
-# Why a sanitizer can stay silent on a real bug of this check (docs/confirm.md, "Static-only").
-STATIC_ONLY = {
-    "local-oob": "a local array can live in registers: an access past its end may touch no memory the sanitizer "
-                 "watches",
-    "overflow": "the wrapped value can stay inside the allocation: the sanitizer then sees a valid access to the "
-                "wrong element",
-    "narrowing": "the narrowed value can stay inside the allocation: the sanitizer then sees a valid access to the "
-                 "wrong element",
-    "barrier-divergence": "on sm_70 and later, lanes that leave a branch around a barrier let the others pass it: "
-                          "synccheck does not report a barrier skipped that way",
 }
 
 DEFAULT_MEMORY_GIB = 72.0  # an 80 GB card, less what the CUDA context and torch take
