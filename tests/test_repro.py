@@ -167,8 +167,8 @@ def test_confirm_records_the_sanitizer_outcome_in_the_report_sarif_and_review(ex
     assert rows and all(v["status"] == "not-runnable" and "16.0 GiB" in v["detail"] for v in rows)
     # The misaligned vector load's witness fails at the next line first: confirmed, and it says where.
     misaligned = status[("activation_kernels.cu", 56, "misaligned")]
-    assert misaligned["status"] == "confirmed" and "not the finding's line" in misaligned["detail"]
-    assert "not the finding's line" not in oob["detail"]
+    assert misaligned["status"] == "confirmed" and "does not name the finding's line" in misaligned["detail"]
+    assert "does not name" not in oob["detail"]
     assert "2 confirmed, 2 not reproduced, 2 not runnable, of 6" in r.stdout
     # SARIF: a property and a tag on each result.
     results = json.loads(sarif.read_text())["runs"][0]["results"]

@@ -8,14 +8,17 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from .sanitizer import parse
+from .sanitizer import names_line, parse
 from .scripts import EXIT_BUILD, EXIT_CANNOT_RUN, EXIT_CUDA_ERROR, EXIT_RAN
 
 STATUSES = ("confirmed", "not-reproduced", "not-runnable")
+_FAULTS = ("an illegal memory access was encountered", "misaligned address", "unspecified launch failure",
+           "an illegal instruction was encountered", "invalid configuration argument")
 
 
 @dataclass
@@ -40,11 +43,14 @@ def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: fl
         return Confirmation("not-runnable", tool, desc["not_runnable"])
     script = str(repro_dir / "repro.py")
     env = dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1")
+    t0 = time.time()
     try:
         built = subprocess.run([python, script, "--build-only"], capture_output=True, text=True, timeout=timeout,
                                env=env)
     except subprocess.TimeoutExpired:
         return Confirmation("not-runnable", tool, f"the build ran past {timeout:g} s")
+    (repro_dir / "build.log").write_text(built.stdout + built.stderr)
+    t1 = time.time()
     if built.returncode != EXIT_RAN:
         return Confirmation("not-runnable", tool, "the build failed: " + _tail(built.stdout + built.stderr))
     cmd = [python, script]
@@ -59,6 +65,8 @@ def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: fl
     except subprocess.TimeoutExpired:
         return Confirmation("not-runnable", tool, f"the run ran past {timeout:g} s")
     out = done.stdout + done.stderr
+    (repro_dir / "run.log").write_text(f"$ {' '.join(cmd)}\n# build {t1 - t0:.0f} s, run {time.time() - t1:.0f} s, "
+                                       f"exit status {done.returncode}\n" + out)
     if done.returncode == EXIT_CANNOT_RUN and "not runnable:" in out:
         return Confirmation("not-runnable", tool, _tail(out, 1))
     if tool != "none":
@@ -67,15 +75,18 @@ def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: fl
             return Confirmation("not-runnable", tool, "the sanitizer printed no summary: " + _tail(out))
         if report.found:
             at = f" at {report.at[0]}:{report.at[1]}" if report.at else ""
-            elsewhere = ""
             file, _, line = desc["where"].rpartition(":")
-            if report.at and not (report.at[0].endswith("/" + file.rsplit("/", 1)[-1])
-                                  and str(report.at[1]) == line):
-                elsewhere = f" (not the finding's line {desc['where']}: the witness fails there first)"
+            elsewhere = "" if not report.places or names_line(report, file, int(line)) else \
+                f" (the sanitizer does not name the finding's line {desc['where']}: the witness fails elsewhere first)"
             return Confirmation("confirmed", tool, f"{report.errors} error(s); first: {report.first}{at}{elsewhere}")
     cuda_error = next((ln for ln in out.splitlines() if ln.startswith("CUDA error")), None)
     if done.returncode == EXIT_CUDA_ERROR and cuda_error:
         return Confirmation("confirmed", tool, cuda_error.strip()[:300])
+    # A fault can also end the process from a destructor (an asynchronous CUDA error thrown where
+    # nothing catches it): the runtime's own words confirm it.
+    fault = next((ln for ln in out.splitlines() if any(w in ln for w in _FAULTS)), None)
+    if done.returncode < 0 and fault:
+        return Confirmation("confirmed", tool, f"the process died ({-done.returncode}) on: {fault.strip()[:260]}")
     if done.returncode not in (EXIT_RAN, EXIT_CUDA_ERROR, EXIT_BUILD):
         return Confirmation("not-runnable", tool, f"exit status {done.returncode}: " + _tail(out))
     why = f" ({desc['static_only']})" if desc.get("static_only") else ""

@@ -10,6 +10,7 @@ _RACE_SUMMARY = re.compile(r"=+\s*RACECHECK SUMMARY:\s*(\d+)\s+hazards? displaye
 _ERROR = re.compile(r"=+\s*((?:Invalid|Misaligned|Out of range|Barrier|Race|Error|Program hit|Unspecified|"
                     r"Uninitialized|Divergent|Illegal|Warp)[^\n]*)")
 _HAZARD = re.compile(r"=+\s*(Error|Warning): Race reported between (\w+) access at ([^\n]+)")
+_PLACE = re.compile(r"([^\s:(]+\.(?:cu|cuh|h|hpp|cpp|cc|inl)):(\d+)")
 _AT = re.compile(r"=+\s*at (?:0x[0-9a-f]+ in )?(?:[^\n]*? in )?([^\s:]+\.(?:cu|cuh|h|hpp|cpp|cc)):(\d+)")
 
 
@@ -18,6 +19,7 @@ class SanitizerReport:
     errors: int | None  # None: no summary line (the tool did not run to its end)
     first: str = ""  # the first error's description
     at: tuple[str, int] | None = None  # the source line the first error names
+    places: tuple = ()  # every (file, line) an error or its call stack names
 
     @property
     def found(self) -> bool:
@@ -47,4 +49,13 @@ def parse(text: str) -> SanitizerReport:
             first = e.group(1).strip()
             a = _AT.search(text, e.end())
             at = (a.group(1), int(a.group(2))) if a else None
-    return SanitizerReport(errors, first[:300], at)
+    places = tuple((m.group(1), int(m.group(2))) for m in _PLACE.finditer(text))
+    return SanitizerReport(errors, first[:300], at, places)
+
+
+def names_line(report: SanitizerReport, file: str, line: int) -> bool:
+    """Whether the report names ``file:line`` anywhere (the first error can sit in an inlined
+    header function, with the finding's line further down its stack); files match by name, as
+    the sanitizer prints the path the build saw."""
+    base = file.rsplit("/", 1)[-1]
+    return any(f.rsplit("/", 1)[-1] == base and n == line for f, n in report.places)

@@ -44,7 +44,10 @@ def flags():
 
 
 def build_dir():
-    d = os.path.join(HERE, "build")
+    # $KERNELVET_REPRO_BUILD_DIR keeps builds outside the reproducers (a copy of them that is
+    # replaced keeps its builds).
+    base = os.environ.get("KERNELVET_REPRO_BUILD_DIR")
+    d = os.path.join(base, FINGERPRINT) if base else os.path.join(HERE, "build")
     os.makedirs(d, exist_ok=True)
     return d
 
