@@ -244,7 +244,7 @@ def test_sanitizer_reports_are_read_per_tool():
     assert race.errors == 1 and race.at == ("/r/k.cu", 24) and "Write access" in race.first
     warn = parse("========= Warning: Race reported between Write access at 0x2a0 in /r/k.cu:24:k()\n"
                  "========= RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)\n")
-    assert warn.errors == 0
+    assert warn.errors == 0 and warn.warnings == 1 and warn.first.startswith("warning: race") and warn.at == ("/r/k.cu", 24)
     sync = parse("========= Barrier error detected. Divergent thread(s) in block\n"
                  "=========     at 0x170 in /r/b.cu:20:head_norm(float*)\n"
                  "=========     by thread (64,0,0) in block (0,0,0)\n========= ERROR SUMMARY: 1 error\n")

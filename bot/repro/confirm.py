@@ -73,9 +73,13 @@ def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: fl
         report = parse(out)
         if report.errors is None:
             return Confirmation("not-runnable", tool, "the sanitizer printed no summary: " + _tail(out))
+        file, _, line = desc["where"].rpartition(":")
+        if not report.found and report.warnings and names_line(report, file, int(line)):
+            # racecheck's warnings are hazards it cannot prove harmful or harmless (it does not know
+            # the values); one at the finding's line is the race seen, said as a warning.
+            return Confirmation("confirmed", tool, f"racecheck warning (no error) at the finding's line: {report.first}")
         if report.found:
             at = f" at {report.at[0]}:{report.at[1]}" if report.at else ""
-            file, _, line = desc["where"].rpartition(":")
             elsewhere = "" if not report.places or names_line(report, file, int(line)) else \
                 f" (the sanitizer does not name the finding's line {desc['where']}: the witness fails elsewhere first)"
             return Confirmation("confirmed", tool, f"{report.errors} error(s); first: {report.first}{at}{elsewhere}")
@@ -100,11 +104,12 @@ LARGE_BYTES = 8 << 30  # reproducers this large run one at a time, after the oth
 def confirm_all(out_dir: Path, python: str | None = None, sanitizer: str | None = None,
                 timeout: float = 1800, progress=None, jobs: int = 1, only: str | None = None) -> dict[str, dict]:
     """Run every reproducer ``kernelvet repro`` wrote into ``out_dir`` (its index.json; ``only``: those
-    whose directory contains it); returns, and writes to ``out_dir/confirmations.json``,
+    whose directory contains one of its comma-separated parts); returns, and writes to ``out_dir/confirmations.json``,
     fingerprint -> confirmation. ``jobs`` reproducers build and run at once (they share the GPU);
     one that needs more than LARGE_BYTES of GPU memory runs alone."""
     index = json.loads((out_dir / "index.json").read_text())
-    entries = [e for e in index["reproducers"] if not only or only in e["dir"]]
+    wanted = [w for w in (only or "").split(",") if w]
+    entries = [e for e in index["reproducers"] if not wanted or any(w in e["dir"] for w in wanted)]
     results: dict[str, dict] = {}
 
     def one(entry):

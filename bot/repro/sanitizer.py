@@ -17,6 +17,7 @@ _AT = re.compile(r"=+\s*at (?:0x[0-9a-f]+ in )?(?:[^\n]*? in )?([^\s:]+\.(?:cu|c
 @dataclass
 class SanitizerReport:
     errors: int | None  # None: no summary line (the tool did not run to its end)
+    warnings: int = 0  # racecheck's hazards it cannot decide
     first: str = ""  # the first error's description
     at: tuple[str, int] | None = None  # the source line the first error names
     places: tuple = ()  # every (file, line) an error or its call stack names
@@ -29,18 +30,18 @@ class SanitizerReport:
 def parse(text: str) -> SanitizerReport:
     """Read compute-sanitizer's output (any tool). racecheck's hazards count as errors only when it
     calls them errors (warnings are possible races it cannot decide)."""
-    errors = None
+    errors, warnings = None, 0
     m = _RACE_SUMMARY.search(text)
     if m:
-        errors = int(m.group(2))
+        errors, warnings = int(m.group(2)), int(m.group(3))
     else:
         summaries = _SUMMARY.findall(text)
         if summaries:
             errors = int(summaries[-1])
     first, at = "", None
     h = _HAZARD.search(text)
-    if h and h.group(1) == "Error":
-        first = f"race reported between {h.group(2)} access at {h.group(3).strip()}"
+    if h and (h.group(1) == "Error" or not errors):
+        first = f"{h.group(1).lower()}: race reported between {h.group(2)} access at {h.group(3).strip()}"
         loc = re.search(r"([^\s:]+\.(?:cu|cuh|h|hpp|cpp|cc)):(\d+)", h.group(3))
         at = (loc.group(1), int(loc.group(2))) if loc else None
     else:
@@ -50,7 +51,7 @@ def parse(text: str) -> SanitizerReport:
             a = _AT.search(text, e.end())
             at = (a.group(1), int(a.group(2))) if a else None
     places = tuple((m.group(1), int(m.group(2))) for m in _PLACE.finditer(text))
-    return SanitizerReport(errors, first[:300], at, places)
+    return SanitizerReport(errors, warnings, first[:300], at, places)
 
 
 def names_line(report: SanitizerReport, file: str, line: int) -> bool:
