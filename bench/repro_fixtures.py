@@ -4,7 +4,8 @@ findings compute-sanitizer (or the CUDA runtime) confirms, and why the others ar
     python bench/repro_fixtures.py plan [--out DIR] [--only SUBSTRING]   # here: scan, kernelvet repro
     python bench/repro_fixtures.py run  [--out DIR] [--jobs 8] [--only S]  # on the GPU machine
 
-``plan`` scans each fixture as the test suite does, writes its JSON report and the reproducers of
+``plan`` scans each fixture as the test suite does (once: later runs reuse the saved report unless
+--rescan), writes its JSON report and the reproducers of
 its findings (bot.repro, the code behind ``kernelvet repro``) into DIR (default
 bench/out/fixture-repro). ``run`` needs only Python, PyTorch, nvcc and compute-sanitizer: it runs
 them all (bot.repro.confirm, the code behind ``kernelvet confirm``) and prints one row per finding
@@ -25,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 DEFAULT_OUT = ROOT / "bench" / "out" / "fixture-repro"
 
 
-def plan(out: Path, only: str | None) -> int:
+def plan(out: Path, only: str | None, rescan: bool) -> int:
     sys.path.insert(0, str(ROOT / "tests"))
     from fixture_runner import FIXTURES, all_fixtures, load_fixture, run_fixture
 
@@ -33,19 +34,23 @@ def plan(out: Path, only: str | None) -> int:
     from bot.repro.plan import plan as plan_repro
     from bot.repro.scripts import write
 
-    index = []
+    index_path = out / "index.json"
+    index = json.loads(index_path.read_text())["reproducers"] if index_path.is_file() else []
     for path in all_fixtures():
         fx = load_fixture(path)
         if only and only not in fx.name:
             continue
         if not fx.expected:
             continue
-        with tempfile.TemporaryDirectory() as tmp:
-            report = run_fixture(fx, Path(tmp))
-        data = to_dict(report)
         stem = fx.name.replace("/", "__").removesuffix(".cu")
-        (out / "reports").mkdir(parents=True, exist_ok=True)
-        (out / "reports" / f"{stem}.json").write_text(json.dumps(data, indent=2))
+        saved = out / "reports" / f"{stem}.json"
+        if rescan or not saved.is_file():
+            with tempfile.TemporaryDirectory() as tmp:
+                data = to_dict(run_fixture(fx, Path(tmp)))
+            saved.parent.mkdir(parents=True, exist_ok=True)
+            saved.write_text(json.dumps(data, indent=2))
+        data = json.loads(saved.read_text())
+        index = [e for e in index if not e["dir"].startswith(stem + "-")]
         for f in data["findings"]:
             r = plan_repro(f)
             d = f"{stem}-{(r.fingerprint or 'x')[:8]}"
@@ -83,12 +88,14 @@ def main() -> int:
     ap.add_argument("step", choices=["plan", "run"])
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--only", help="fixtures whose name contains this")
+    ap.add_argument("--rescan", action="store_true", help="scan again the fixtures whose report plan saved before "
+                                                         "(else the reproducers are written from those reports)")
     ap.add_argument("--sanitizer", default="compute-sanitizer")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--jobs", type=int, default=8, help="reproducers built and run at once")
     args = ap.parse_args()
     if args.step == "plan":
-        return plan(args.out, args.only)
+        return plan(args.out, args.only, args.rescan)
     return run(args.out, args.sanitizer, args.timeout, args.jobs, args.only)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .sanitizer import names_line, parse
-from .scripts import EXIT_BUILD, EXIT_CANNOT_RUN, EXIT_CUDA_ERROR, EXIT_RAN
+from .scripts import EXIT_BUILD, EXIT_CANNOT_RUN, EXIT_CUDA_ERROR, EXIT_OP_ERROR, EXIT_RAN
 
 STATUSES = ("confirmed", "not-reproduced", "not-runnable")
 _FAULTS = ("an illegal memory access was encountered", "misaligned address", "unspecified launch failure",
@@ -83,7 +83,14 @@ def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: fl
             elsewhere = "" if not report.places or names_line(report, file, int(line)) else \
                 f" (the sanitizer does not name the finding's line {desc['where']}: the witness fails elsewhere first)"
             return Confirmation("confirmed", tool, f"{report.errors} error(s); first: {report.first}{at}{elsewhere}")
+    if done.returncode == EXIT_OP_ERROR:
+        said = next((ln for ln in out.splitlines() if ln.startswith("the op raised")), "the op raised an error")
+        return Confirmation("not-reproduced", tool, said[:300])
     cuda_error = next((ln for ln in out.splitlines() if ln.startswith("CUDA error")), None)
+    if tool in ("racecheck", "synccheck") and (cuda_error or done.returncode < 0):
+        # A fault is not the race or the barrier this finding claims: only the tool's report is.
+        return Confirmation("not-reproduced", tool, f"{tool} reported nothing; the run faulted instead: "
+                            + (cuda_error or f"signal {-done.returncode}")[:240])
     if done.returncode == EXIT_CUDA_ERROR and cuda_error:
         return Confirmation("confirmed", tool, cuda_error.strip()[:300])
     # A fault can also end the process from a destructor (an asynchronous CUDA error thrown where
@@ -91,7 +98,7 @@ def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: fl
     fault = next((ln for ln in out.splitlines() if any(w in ln for w in _FAULTS)), None)
     if done.returncode < 0 and fault:
         return Confirmation("confirmed", tool, f"the process died ({-done.returncode}) on: {fault.strip()[:260]}")
-    if done.returncode not in (EXIT_RAN, EXIT_CUDA_ERROR, EXIT_BUILD):
+    if done.returncode not in (EXIT_RAN, EXIT_CUDA_ERROR, EXIT_BUILD, EXIT_OP_ERROR):
         return Confirmation("not-runnable", tool, f"exit status {done.returncode}: " + _tail(out))
     why = f" ({desc['static_only']})" if desc.get("static_only") else ""
     return Confirmation("not-reproduced", tool, "the run was clean" + (f" under {tool}" if tool != "none" else "")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .plan import Repro
 
-EXIT_RAN, EXIT_CUDA_ERROR, EXIT_BUILD, EXIT_CANNOT_RUN = 0, 1, 2, 3
+EXIT_RAN, EXIT_CUDA_ERROR, EXIT_BUILD, EXIT_CANNOT_RUN, EXIT_OP_ERROR = 0, 1, 2, 3, 4
 
 _TORCH_DTYPES = {
     "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64", "int8": "int8",
@@ -29,7 +29,7 @@ import sys
 
 os.environ.setdefault("PYTORCH_NO_CUDA_MEMORY_CACHING", "1")  # an overrun past a tensor's end is seen
 HERE = os.path.dirname(os.path.abspath(__file__))
-EXIT_RAN, EXIT_CUDA_ERROR, EXIT_BUILD, EXIT_CANNOT_RUN = 0, 1, 2, 3
+EXIT_RAN, EXIT_CUDA_ERROR, EXIT_BUILD, EXIT_CANNOT_RUN, EXIT_OP_ERROR = 0, 1, 2, 3, 4
 
 
 def root():
@@ -63,7 +63,12 @@ def build_torch_op():
     from torch.utils import cpp_extension
     module = write_main_source(
         "\n#include <torch/extension.h>\n"
-        "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"op\", &%s); }\n" % LAUNCHER, "op_module.cu")
+        # A launch that fails its configuration leaves an error only cudaGetLastError returns (it
+        # is not sticky): asked in the op's own translation unit, of the runtime it launched with.
+        "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"op\", &%s);\n"
+        "  m.def(\"last_error\", [] { cudaError_t e = cudaGetLastError();\n"
+        "    return e == cudaSuccess ? std::string() : std::string(cudaGetErrorString(e)); }); }\n" % LAUNCHER,
+        "op_module.cu")
     return cpp_extension.load(
         name="kernelvet_repro_" + FINGERPRINT[:12], sources=[module] + [os.path.join(root(), s) for s in SOURCES[1:]],
         extra_cflags=["-O1"] + flags(), extra_cuda_cflags=["-O1", "-lineinfo"] + flags(),
@@ -171,7 +176,10 @@ def call_torch_op(module):
         else:
             args.append(None)
     module.op(*args)
+    launch = module.last_error()
     torch.cuda.synchronize()
+    if launch:
+        raise RuntimeError("CUDA error: " + launch + " (a kernel launch of the op failed)")
 
 
 def main():
@@ -187,10 +195,13 @@ def main():
             return EXIT_RAN
         try:
             call_torch_op(module)
-        except RuntimeError as exc:  # a CUDA fault surfaces here
+        except RuntimeError as exc:  # a CUDA fault surfaces here, and so does a check of the op
             text = str(exc).strip().splitlines() or ["?"]
-            print("CUDA error: " + next((ln for ln in text if "error" in ln.lower()), text[0]))
-            return EXIT_CUDA_ERROR
+            if "CUDA error" in str(exc) or "CUDA kernel errors" in str(exc):
+                print("CUDA error: " + next((ln for ln in text if "error" in ln.lower()), text[0]))
+                return EXIT_CUDA_ERROR
+            print("the op raised an error, not a CUDA fault: " + text[0][:300])
+            return EXIT_OP_ERROR
     else:
         exe = nvcc_build(write_main_source(harness_source() if KIND == "kernel" else "", "harness.cu"))
         if args.build_only:
@@ -217,7 +228,7 @@ def _docstring(r: Repro, finding: dict) -> str:
              "", f"models: {', '.join(finding.get('models', []))}; dtypes: {', '.join(finding.get('dtypes', []))}",
              f"witness: {w}", "", "    python repro.py --build-only   # build only",
              f"    {tool}", "", "Exit status: 0 ran with no CUDA error, 1 a CUDA error, 2 the build failed, "
-             "3 it cannot run (the reason is printed).",
+             "3 it cannot run (the reason is printed), 4 the op raised an error that is not a CUDA fault.",
              "The repository is found at ROOT (relative to this file) or $KERNELVET_REPO_ROOT."]
     if r.not_runnable:
         lines.append(f"Not runnable: {r.not_runnable}.")
