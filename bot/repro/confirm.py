@@ -58,8 +58,11 @@ def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: fl
         exe = shutil.which(sanitizer or "compute-sanitizer")
         if exe is None:
             return Confirmation("not-runnable", tool, f"{sanitizer or 'compute-sanitizer'} is not installed here")
-        cmd = [exe, "--tool", tool, "--target-processes", "all"] + (["--racecheck-report", "all"]
-                                                                     if tool == "racecheck" else []) + cmd
+        extra = {"racecheck": ["--racecheck-report", "all"],
+                 # An access past one tensor's end (or before its start) otherwise lands in its
+                 # neighbour's allocation, which memcheck sees as valid.
+                 "memcheck": ["--padding", str(MEMCHECK_PADDING)]}.get(tool, [])
+        cmd = [exe, "--tool", tool, "--target-processes", "all"] + extra + cmd
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
@@ -105,6 +108,7 @@ def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: fl
                         + why)
 
 
+MEMCHECK_PADDING = 1 << 20  # bytes of invalid memory after every allocation
 LARGE_BYTES = 8 << 30  # reproducers this large run one at a time, after the others
 
 
