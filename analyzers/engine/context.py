@@ -359,9 +359,11 @@ class Context:
             for sym in thread.symbols:
                 out[sym.name] = _value(model, sym)
         if cond is not None:
-            mentioned = {str(v) for v in _vars(cond)}
-            for key, sym in self.symbols.items():
-                if key in mentioned and sym.kind in ("loop", "load", "havoc", "host") and sym.name not in out:
+            # What the condition mentions, and what those were computed from: a loop counter
+            # past a bound stands on the length loaded for it, which a reproducer must load too.
+            behind = {id(sym) for sym in self.symbols_behind(cond)}
+            for sym in self.symbols.values():  # in the order they arose
+                if id(sym) in behind and sym.kind in ("loop", "load", "havoc", "host") and sym.name not in out:
                     out[sym.name] = _value(model, sym)
         return out
 
