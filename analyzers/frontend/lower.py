@@ -339,7 +339,12 @@ class Lowerer:
             elif c.storage_class == ci.StorageClass.STATIC:
                 storage = "static"
         self._next_var += 1
-        v = N.VarDecl(self._next_var, c.spelling, self.types(c.type), storage, span=self.span(c),
+        ty = self.types(c.type)
+        if storage == "param" and isinstance(ty, T.ArrayType):
+            # `int p[]`, `float a[4]`, `float m[][4]` as parameters are pointers to their element (the
+            # caller's array is not copied): a `[4]` states nothing about the memory behind it.
+            ty = T.PtrType(ty.elem)
+        v = N.VarDecl(self._next_var, c.spelling, ty, storage, span=self.span(c),
                       const=c.type.is_const_qualified(), align=attrs.declared_alignment(c))
         self._vars[ident] = v
         return v
@@ -691,6 +696,8 @@ class Lowerer:
             return inner
         if isinstance(it, T.ArrayType) and isinstance(ty, T.PtrType):
             return N.Cast("decay", inner, ty, span=sp)
+        if isinstance(it, T.PtrType) and isinstance(ty, T.ArrayType):
+            return inner  # an array parameter's declared type, read: it is the pointer (see var)
         if isinstance(inner, N.Construct) or isinstance(ty, (T.StructType, T.OpaqueType, T.ClosureType)):
             if isinstance(it, (T.StructType, T.OpaqueType, T.ClosureType)) or isinstance(inner, N.Construct):
                 return inner if isinstance(inner, N.Construct) or it.name == ty.name else N.Cast("base", inner, ty, span=sp)
