@@ -8,3 +8,6 @@ DEFAULT_SMEM = 48 * 1024  # dynamic shared memory a kernel may use without optin
 MAX_SMEM_OPTIN = 227 * 1024  # H100/H200: the most a block may opt in to
 WARP_SIZE = 32
 FULL_MASK = 0xFFFFFFFF  # every lane of a warp
+# A program's command line on Linux: at most ARG_MAX (2 MiB by default) of strings and pointers,
+# so no more arguments than this (each takes a pointer and at least its terminating byte).
+MAX_ARGC = (2 << 20) // 9

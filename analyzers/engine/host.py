@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 import z3
 
 from .. import binding as B
-from ..limits import DEFAULT_SMEM, MAX_BLOCK, MAX_GRID, MAX_THREADS_PER_BLOCK
+from ..limits import MAX_ARGC, DEFAULT_SMEM, MAX_BLOCK, MAX_GRID, MAX_THREADS_PER_BLOCK
 from ..kir import nodes as N
 from ..kir import types as T
 from . import ints, lia
 from .context import Symbol, budget_clock
 from .events import LaunchEvent, Sink
-from .memory import PathEnd
+from .memory import UNCHECKED_SIZE, PathEnd
 from .models.std import is_string_class, string_holding
 from .state import Frame, State, fresh_value, new_frame_id
 from .threads import values_terms
@@ -25,7 +25,6 @@ UINT = T.UINT32
 DIM3 = T.StructType("dim3", (T.Field("x", UINT, 0), T.Field("y", UINT, 4), T.Field("z", UINT, 8)), 12, 4)
 UINT3 = T.StructType("uint3", DIM3.fields, 12, 4)
 # The size of an allocation only the caller knows: large enough for any offset an access can form.
-UNCHECKED_SIZE = 1 << 62
 
 
 @dataclass
@@ -86,9 +85,10 @@ class HostOps:
         frame = Frame(new_frame_id(), fn, {}, None, None, None)
         st.frames[frame.id] = frame
         st.stack = (frame.id,)
+        command_line = self.command_line(fn, inst, st)
         for p in fn.params:
             arg = inst.arg(p.name)
-            value = self.bind_param(p, arg, st, fn)
+            value = command_line[p.id] if p.id in command_line else self.bind_param(p, arg, st, fn)
             region = self.local_region(p.ty if not isinstance(p.ty, T.RefType) else T.strip_ref(p.ty), p.name, p.span, "param")
             frame.vars[p.id] = region
             self._write_at(st.write_content(region), 0, T.strip_ref(p.ty), value)
@@ -103,6 +103,33 @@ class HostOps:
         slot = self.local_region(T.PtrType(T.VOID), p.name, p.span, "param")
         self._write_at(st.write_content(slot), 0, p.ty, RefV(Loc(target, const_int(0, T.INT64), T.strip_ref(p.ty))))
         return slot
+
+    def command_line(self, fn: N.Function, inst: B.Instance, st: State) -> dict:
+        """A program's ``main(int argc, char** argv)`` that no binding gives values: argc strings of
+        unknown content and length, argv[argc] the null pointer after them (C 5.1.2.2.1). An
+        index into argv is checked against argc; after ``if (argc < 3) return``, argv[2] is in
+        bounds. Reading a string is reading memory of unknown size (negative offsets checked)."""
+        if fn.name != "main" or len(fn.params) < 2:
+            return {}
+        argc_p, argv_p = fn.params[0], fn.params[1]
+        argv_ty = T.strip_ref(argv_p.ty)
+        if not (isinstance(argc_p.ty, T.IntType) and isinstance(argv_ty, T.PtrType)
+                and isinstance(argv_ty.pointee, T.PtrType)):
+            return {}
+        bound = inst.arg(argv_p.name)
+        if isinstance(bound, B.BufferArg) and bound.size is not None:
+            return {}  # a binding that states argv's size wins
+        argc = self.bind_param(argc_p, inst.arg(argc_p.name), st, fn)
+        if not isinstance(argc, IntV):
+            return {}
+        st.assume(lia.CURRENT.register(z3.And(argc.bv >= 1, argc.bv <= MAX_ARGC),
+                                       z3.And(ints.I(argc) >= 1, ints.I(argc) <= MAX_ARGC)))
+        argc = IntV(argc.ty, argc.bv, max(argc.lo, 1), min(argc.hi, MAX_ARGC), iv=ints.I(argc))
+        slots = ints.arith("+", ints.convert(argc, T.INT64, argc_p.span), const_int(1, T.INT64), T.INT64, argc_p.span)
+        nbytes = ints.arith("*", slots, const_int(8, T.INT64), T.INT64, argc_p.span)
+        region = self.new_region("host", argv_p.name, nbytes, argv_p.span, align=8, note="argv")
+        self.ctx.note(f"'{argv_p.name}' holds '{argc_p.name}' command-line strings of unknown content")
+        return {argc_p.id: argc, argv_p.id: PtrV(region, const_int(0, T.INT64), argv_ty.pointee)}
 
     def bind_param(self, p: N.VarDecl, arg, st: State, fn: N.Function):
         ty = T.strip_ref(p.ty)

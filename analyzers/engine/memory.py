@@ -17,6 +17,10 @@ from .state import State, fresh_value, merge_values
 from .values import (BoolV, FloatV, IntV, Loc, MultiLoc, MultiPtrV, PtrV, Region, StructV, Val,
                      const_int, widen)
 
+# The size of memory nobody states (an `any` pointer, a command-line string): only a negative
+# offset is out of its bounds.
+UNCHECKED_SIZE = 1 << 62
+
 SYMBOLIC_SPREAD_MAX = 64  # a symbolic offset into a tracked object is spread over at most this many slots
 
 
@@ -301,6 +305,11 @@ class MemoryOps:
         return v
 
     def _load_untracked(self, st: State, region: Region, ty: T.Type, span: N.Span) -> Val:
+        if region.note == "argv" and isinstance(ty, T.PtrType):
+            # A command-line string: its content and length are the user's.
+            string = self.new_region("host", f"a string of {region.name}", UNCHECKED_SIZE, span, align=1,
+                                     note="unchecked")
+            return PtrV(string, const_int(0, T.INT64), ty.pointee)
         return self._bound_loaded(st, region, self._fresh(ty, region.name, span), span)
 
     def _bound_loaded(self, st: State, region: Region, v: Val, span: N.Span) -> Val:

@@ -55,9 +55,10 @@ def scan_values(interp, st, call, this, args):
     return _status(interp, call)
 
 
-@model("fopen", "tmpfile", "fdopen")
+@model("fopen", "tmpfile", "fdopen", "__kv_std_stream")
 def open_file(interp, st, call, this, args):
-    """A FILE*: opaque to the engine (it is only passed back to the library)."""
+    """A FILE* (a file opened, or stdin/stdout/stderr): opaque to the engine (it is only passed back
+    to the library)."""
     return OpaqueV("FILE*", T.strip_ref(call.ty))
 
 

@@ -3,7 +3,12 @@
 #include <kernelvet_cuda.h>
 typedef struct __kv_FILE FILE;
 extern "C" {
-extern FILE* stderr; extern FILE* stdout;
+// The standard streams as values the engine holds (an opaque FILE*, as fopen's), not globals
+// read from memory it does not track.
+FILE* __kv_std_stream(int fd);
+#define stdin (__kv_std_stream(0))
+#define stdout (__kv_std_stream(1))
+#define stderr (__kv_std_stream(2))
 int fprintf(FILE* f, const char* fmt, ...);
 int snprintf(char* buf, size_t n, const char* fmt, ...);
 int sprintf(char* buf, const char* fmt, ...);
@@ -15,7 +20,6 @@ int fflush(FILE* f);
 #define SEEK_SET 0
 #define SEEK_CUR 1
 #define SEEK_END 2
-extern FILE* stdin;
 FILE* fopen(const char* path, const char* mode);
 int fclose(FILE* f);
 int scanf(const char* fmt, ...);
