@@ -98,7 +98,7 @@ def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB) -> Re
                               "recorded, so its reproducer would not choose the failing input")
     else:
         r.kind = "torch-op"
-    if call.get("unknown"):
+    if call.get("unknown") and r.not_runnable is None:
         r.not_runnable = (f"the witness leaves the size or value of {', '.join(call['unknown'][:4])} open: "
                           "no call to build")
     for a in call["args"]:
