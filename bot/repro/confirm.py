@@ -101,6 +101,10 @@ def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: fl
     fault = next((ln for ln in out.splitlines() if any(w in ln for w in _FAULTS)), None)
     if done.returncode < 0 and fault:
         return Confirmation("confirmed", tool, f"the process died ({-done.returncode}) on: {fault.strip()[:260]}")
+    if desc["kind"] == "program" and any(f"program fault: signal {n}" in out for n in (7, 11)):
+        # A host access of the program's own (argv, a host array): no sanitizer watches host memory,
+        # the segmentation fault is the evidence.
+        return Confirmation("confirmed", tool, "the program died on a memory fault (SIGSEGV/SIGBUS) in host code")
     if done.returncode not in (EXIT_RAN, EXIT_CUDA_ERROR, EXIT_BUILD, EXIT_OP_ERROR):
         return Confirmation("not-runnable", tool, f"exit status {done.returncode}: " + _tail(out))
     why = f" ({desc['static_only']})" if desc.get("static_only") else ""

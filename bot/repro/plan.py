@@ -41,6 +41,7 @@ class Repro:
     tool: str = "memcheck"
     use_sanitizer: bool = True
     not_runnable: str | None = None  # why the reproducer does not run (it says so when run)
+    argv: list[str] = field(default_factory=list)  # a program's command-line arguments
     notes: list[str] = field(default_factory=list)
 
     def describe(self) -> dict:
@@ -93,9 +94,14 @@ def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB) -> Re
         r.kind = "kernel"
     elif call["launcher"] == "main":
         r.kind = "program"
-        if call["args"]:
-            r.not_runnable = ("the program reads its command line: the witness's values of argv are not "
-                              "recorded, so its reproducer would not choose the failing input")
+        argc = call["args"][0].get("value") if call["args"] else None
+        if call["args"] and (not isinstance(argc, int) or any(k.startswith("a string of ") for k in call["loads"])):
+            r.not_runnable = ("the program's failing input is in its command-line strings, whose values the witness "
+                              "does not record")
+        elif call["args"]:
+            # The witness fixes how many arguments, not what they say: any content fails.
+            r.argv = ["1"] * (argc - 1)
+            call["unknown"] = [u for u in call.get("unknown", []) if u != call["args"][1]["name"]]
     else:
         r.kind = "torch-op"
     if call.get("unknown") and r.not_runnable is None:

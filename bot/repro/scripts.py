@@ -206,11 +206,13 @@ def main():
         exe = nvcc_build(write_main_source(harness_source() if KIND == "kernel" else "", "harness.cu"))
         if args.build_only:
             return EXIT_RAN
-        done = subprocess.run([exe], stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        done = subprocess.run([exe] + ARGV, stdin=subprocess.DEVNULL, capture_output=True, text=True)
         sys.stdout.write(done.stdout[-4000:])
         if done.returncode != 0:
-            if "CUDA error" not in done.stdout:
-                print("CUDA error: the program exited with status %d" % done.returncode)
+            if done.returncode < 0:
+                print("program fault: signal %d" % -done.returncode)
+            elif "CUDA error" not in done.stdout:
+                print("the program exited with status %d" % done.returncode)
             return EXIT_CUDA_ERROR
     print("ran without a CUDA error (under compute-sanitizer, its report says whether an access was invalid)")
     return EXIT_RAN
@@ -250,7 +252,7 @@ def render(r: Repro, finding: dict, root_rel: str) -> str:
         "FINGERPRINT": r.fingerprint or "finding", "KIND": r.kind, "ROOT": root_rel, "SOURCES": r.sources,
         "INCLUDE_DIRS": r.include_dirs, "DEFINES": r.defines, "ARCH": r.arch if r.arch != "sm_80" else "native",
         "LAUNCHER": call.get("launcher", ""), "KERNEL": kernel, "CALL": call, "NOT_RUNNABLE": r.not_runnable,
-        "UNSTATED_BUFFER_BYTES": UNSTATED_BUFFER_BYTES, "DEVICE_BYTES": r.device_bytes,
+        "UNSTATED_BUFFER_BYTES": UNSTATED_BUFFER_BYTES, "DEVICE_BYTES": r.device_bytes, "ARGV": r.argv,
     }
     head = "#!/usr/bin/env python3\n" + '"""' + _docstring(r, finding) + '\n"""\n'
     body = "\n".join(f"{k} = {v!r}" for k, v in consts.items())
