@@ -31,8 +31,7 @@ def plan(out: Path, only: str | None, rescan: bool) -> int:
     from fixture_runner import FIXTURES, all_fixtures, load_fixture, run_fixture
 
     from bot.reporters.jsonfmt import to_dict
-    from bot.repro.plan import plan as plan_repro
-    from bot.repro.scripts import write
+    from bot.repro.scripts import reproduce
 
     index_path = out / "index.json"
     index = json.loads(index_path.read_text())["reproducers"] if index_path.is_file() else []
@@ -52,11 +51,9 @@ def plan(out: Path, only: str | None, rescan: bool) -> int:
         data = json.loads(saved.read_text())
         index = [e for e in index if not e["dir"].startswith(stem + "-")]
         for f in data["findings"]:
-            r = plan_repro(f)
-            d = f"{stem}-{(r.fingerprint or 'x')[:8]}"
-            write(r, f, out / d, FIXTURES)
-            index.append({"dir": d, "fingerprint": f"{stem}:{r.fingerprint}", "where": r.where, "check": r.check,
-                          "kind": r.kind, "runnable": r.not_runnable is None})
+            d = f"{stem}-{(f.get('fingerprint') or 'x')[:8]}"
+            r, entry = reproduce(f, out, d, FIXTURES)
+            index.append(dict(entry, fingerprint=f"{stem}:{r.fingerprint}"))  # unique across the fixtures
             print(f"{d}: {r.check} at {r.where}: {'ready' if r.not_runnable is None else r.not_runnable}", flush=True)
     (out / "index.json").write_text(json.dumps({"reproducers": index}, indent=2))
     print(f"{len(index)} reproducers in {out}")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ..engine.solver import SolverUnknown
 from ..engine.threads import diverging, second_thread_witness, small_model, thread_text
-from ..findings import Finding, Fix
+from ..findings import STATIC_ONLY, Finding, Fix
 from .base import Check, depends_on_summary, span_key
 
 
@@ -113,8 +113,7 @@ class BarrierDivergenceCheck(Check):
                 continue
             finding = report_divergence(
                 ctx, threads, found, "barrier-divergence", r.ev, "barrier divergence: ", " of the same block",
-                "Every thread of a block must reach each barrier (static-only: compute-sanitizer synccheck does not "
-                "report threads that skip a barrier by leaving the branch or the kernel on sm_70 and later)",
+                f"Every thread of a block must reach each barrier (static-only: {STATIC_ONLY['barrier-divergence']})",
                 "move the barrier out of the branch, so that every thread reaches it (let the threads that have no "
                 "work skip the work, not the barrier)")
             if finding is None:

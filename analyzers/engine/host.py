@@ -24,8 +24,6 @@ from .values import BoolV, FloatV, FuncV, IntV, LazyDtype, OpaqueV, OptionalV, P
 UINT = T.UINT32
 DIM3 = T.StructType("dim3", (T.Field("x", UINT, 0), T.Field("y", UINT, 4), T.Field("z", UINT, 8)), 12, 4)
 UINT3 = T.StructType("uint3", DIM3.fields, 12, 4)
-# The size of an allocation only the caller knows: large enough for any offset an access can form.
-
 
 @dataclass
 class Thread:

@@ -70,8 +70,7 @@ def _selected(findings: list[dict], wanted: list[str], everything: bool) -> list
 
 def run_repro(args) -> int:
     from ..manifest import ManifestError, find_manifest, load
-    from ..repro.plan import DEFAULT_MEMORY_GIB, plan
-    from ..repro.scripts import write
+    from ..repro.scripts import reproduce
 
     root = Path(args.root).resolve()
     try:
@@ -91,11 +90,9 @@ def run_repro(args) -> int:
     out = Path(args.out)
     index = []
     for f in chosen:
-        r = plan(f, spec, args.memory_gib or DEFAULT_MEMORY_GIB)
-        d = (r.fingerprint or "finding")[:16]
-        write(r, f, out / d, root)
-        index.append({"dir": d, "fingerprint": r.fingerprint, "where": r.where, "check": r.check,
-                      "kind": r.kind, "runnable": r.not_runnable is None})
+        d = (f.get("fingerprint") or "finding")[:16]
+        r, entry = reproduce(f, out, d, root, spec, args.memory_gib)
+        index.append(entry)
         state = "ready" if r.not_runnable is None else f"not runnable: {r.not_runnable}"
         print(f"{out / d / 'repro.py'}: {r.check} at {r.where} ({r.kind}, "
               f"{r.device_bytes / (1 << 20):.1f} MiB on the GPU): {state}")
@@ -107,6 +104,7 @@ def run_repro(args) -> int:
 
 
 def run_confirm(args) -> int:
+    from ..repro import STATUSES
     from ..repro.confirm import annotate_report, confirm_all
     from ..reporters.sarif import annotate
 
@@ -129,8 +127,7 @@ def run_confirm(args) -> int:
     if sarif is not None:
         annotate(sarif, results)
         Path(args.sarif).write_text(json.dumps(sarif, indent=2) + "\n")
-    counts = {s: sum(1 for c in results.values() if c["status"] == s)
-              for s in ("confirmed", "not-reproduced", "not-runnable")}
+    counts = {s: sum(1 for c in results.values() if c["status"] == s) for s in STATUSES}
     print(f"kernelvet: {counts['confirmed']} confirmed, {counts['not-reproduced']} not reproduced, "
           f"{counts['not-runnable']} not runnable, of {len(results)}")
     return 0

@@ -106,7 +106,7 @@ CONFIRMATION_BADGES = {"confirmed": "🟥 **confirmed**", "not-reproduced": "⬜
 
 def confirmation_badge(c) -> str:
     """``kernelvet confirm``'s outcome for a finding (docs/confirm.md); its detail is the output of
-    running the repository's code, so it is shown as plain text."""
+    running the repository's code, so it is shown as code."""
     if not isinstance(c, dict) or c.get("status") not in CONFIRMATION_BADGES:
         return ""
     tool = plain(c.get("tool", ""), 20)

@@ -232,6 +232,7 @@ def annotate(sarif: dict, confirmations: dict[str, dict]) -> int:
     """Add ``kernelvet confirm``'s results to a SARIF log written by a scan: a ``confirmation``
     property (status, tool, detail) and a tag (``confirmed``, ``not-reproduced``, ``not-runnable``)
     on each result whose fingerprint has one. Returns how many results changed."""
+    from ..repro import FIELDS, STATUSES
     n = 0
     for run in sarif.get("runs", []):
         for res in run.get("results", []):
@@ -239,8 +240,8 @@ def annotate(sarif: dict, confirmations: dict[str, dict]) -> int:
             if c is None:
                 continue
             props = res.setdefault("properties", {})
-            props["confirmation"] = {k: c[k] for k in ("status", "tool", "detail")}
-            tags = [t for t in props.get("tags", []) if t not in ("confirmed", "not-reproduced", "not-runnable")]
+            props["confirmation"] = {k: c[k] for k in FIELDS}
+            tags = [t for t in props.get("tags", []) if t not in STATUSES]
             props["tags"] = tags + [c["status"]]
             n += 1
     return n

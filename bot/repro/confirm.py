@@ -13,10 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import FIELDS
 from .sanitizer import names_line, parse
 from .scripts import EXIT_BUILD, EXIT_CANNOT_RUN, EXIT_CUDA_ERROR, EXIT_OP_ERROR, EXIT_RAN
-
-STATUSES = ("confirmed", "not-reproduced", "not-runnable")
 _FAULTS = ("an illegal memory access was encountered", "misaligned address", "unspecified launch failure",
            "an illegal instruction was encountered", "invalid configuration argument")
 
@@ -28,7 +27,7 @@ class Confirmation:
     detail: str
 
     def as_dict(self) -> dict:
-        return {"status": self.status, "tool": self.tool, "detail": self.detail}
+        return {k: getattr(self, k) for k in FIELDS}
 
 
 def _tail(text: str, n: int = 3) -> str:
@@ -77,13 +76,14 @@ def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: fl
         if report.errors is None:
             return Confirmation("not-runnable", tool, "the sanitizer printed no summary: " + _tail(out))
         file, _, line = desc["where"].rpartition(":")
-        if not report.found and report.warnings and names_line(report, file, int(line)):
+        at_finding = names_line(report, file, int(line))
+        if not report.found and report.warnings and at_finding:
             # racecheck's warnings are hazards it cannot prove harmful or harmless (it does not know
             # the values); one at the finding's line is the race seen, said as a warning.
             return Confirmation("confirmed", tool, f"racecheck warning (no error) at the finding's line: {report.first}")
         if report.found:
             at = f" at {report.at[0]}:{report.at[1]}" if report.at else ""
-            elsewhere = "" if not report.places or names_line(report, file, int(line)) else \
+            elsewhere = "" if not report.places or at_finding else \
                 f" (the sanitizer does not name the finding's line {desc['where']}: the witness fails elsewhere first)"
             return Confirmation("confirmed", tool, f"{report.errors} error(s); first: {report.first}{at}{elsewhere}")
     if done.returncode == EXIT_OP_ERROR:
@@ -154,6 +154,6 @@ def annotate_report(report: dict, confirmations: dict[str, dict]) -> int:
     for f in report.get("findings", []):
         c = confirmations.get(f.get("fingerprint"))
         if c is not None:
-            f["confirmation"] = {k: c[k] for k in ("status", "tool", "detail")}
+            f["confirmation"] = {k: c[k] for k in FIELDS}
             n += 1
     return n

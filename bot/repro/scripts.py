@@ -8,7 +8,9 @@ import json
 import os
 from pathlib import Path
 
-from .plan import Repro
+from analyzers.binding import KERNEL_OP
+
+from .plan import DEFAULT_MEMORY_GIB, UNSTATED_BUFFER_BYTES, Repro, plan
 
 EXIT_RAN, EXIT_CUDA_ERROR, EXIT_BUILD, EXIT_CANNOT_RUN, EXIT_OP_ERROR = 0, 1, 2, 3, 4
 
@@ -241,8 +243,6 @@ def _docstring(r: Repro, finding: dict) -> str:
 
 def render(r: Repro, finding: dict, root_rel: str) -> str:
     """The text of ``repro.py`` for ``r``: constants, then the shared runtime."""
-    from .plan import UNSTATED_BUFFER_BYTES
-    from analyzers.binding import KERNEL_OP
     call = r.call or {"args": [], "loads": {}, "op": "", "launcher": "", "unknown": []}
     for a in call.get("args", []):
         if a.get("kind") == "tensor" and a.get("dtype") not in _TORCH_DTYPES and r.not_runnable is None:
@@ -266,3 +266,13 @@ def write(r: Repro, finding: dict, out_dir: Path, root: Path) -> Path:
     (out_dir / "repro.py").write_text(render(r, finding, root_rel))
     (out_dir / "repro.json").write_text(json.dumps(r.describe(), indent=2) + "\n")
     return out_dir / "repro.py"
+
+
+def reproduce(finding: dict, out: Path, name: str, root: Path, spec=None,
+              memory_gib: float | None = None) -> tuple[Repro, dict]:
+    """Plan and write one finding's reproducer into ``out/name``; returns it and its row of
+    ``index.json`` (what ``kernelvet confirm`` runs)."""
+    r = plan(finding, spec, memory_gib or DEFAULT_MEMORY_GIB)
+    write(r, finding, out / name, root)
+    return r, {"dir": name, "fingerprint": r.fingerprint, "where": r.where, "check": r.check, "kind": r.kind,
+               "runnable": r.not_runnable is None}
