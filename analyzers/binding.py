@@ -621,27 +621,11 @@ def _concrete(e: Expr | None, env: dict):
     return v.value if isinstance(v, Num) else None
 
 
-def loaded_values(witness: dict) -> dict[str, list]:
-    """Values the witness says were loaded from each argument's memory (``slot_mapping[...] loaded
-    at f.cu:12`` -> {'slot_mapping': [5000]}): a reproducer fills the tensor so they occur."""
-    out: dict[str, list] = {}
-    for key, value in witness.items():
-        name = None
-        if "[...] loaded at " in key:
-            name = key.split("[...] loaded at ", 1)[0]
-        elif key.startswith("an element of `") and key.endswith("`"):
-            name = key[len("an element of `"):-1]
-        if name and isinstance(value, (int, float)) and not isinstance(value, bool):
-            out.setdefault(name, [])
-            if value not in out[name]:
-                out[name].append(value)
-    return out
-
-
-def concrete_call(inst: Instance, witness: dict, launcher: str, line: int) -> dict:
+def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, line: int) -> dict:
     """The op's call at the witness's sizes: every argument's shape, strides, dtype and value, as a
     reproducer allocates it. Sizes come from the witness's user and derived dims; an argument
-    whose size stays unknown is listed in ``unknown``."""
+    whose size stays unknown is listed in ``unknown``. ``loads``: memory name -> the values the
+    witness loads from it (a reproducer fills the tensor so they occur)."""
     env = {k: v for k, v in witness.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     args, unknown = [], []
     for name, a in inst.args:
@@ -684,6 +668,6 @@ def concrete_call(inst: Instance, witness: dict, launcher: str, line: int) -> di
             args.append({"name": name, "kind": "string", "text": a.text})
         else:
             args.append({"name": name, "kind": "absent"})
-    loads = {k: v for k, v in loaded_values(witness).items() if any(x["name"] == k for x in args)}
+    loads = {k: v for k, v in loads.items() if any(x["name"] == k for x in args)}
     return {"op": inst.op, "file": inst.file, "launcher": launcher, "line": line, "dtype": inst.dtype,
             "args": args, "loads": loads, "unknown": unknown}

@@ -340,6 +340,18 @@ class Context:
                 best, hi = m, m.eval(term, model_completion=True).as_long()
         return best
 
+    def witness_loads(self, witness: dict) -> dict[str, list]:
+        """The values a witness shows loaded, by the memory they were loaded from (a load's origin
+        names its region: the argument's name for an argument's memory)."""
+        out: dict[str, list] = {}
+        for sym in self.symbols.values():
+            value = witness.get(sym.name)
+            if sym.kind == "load" and sym.origin and isinstance(value, int) and not isinstance(value, bool):
+                values = out.setdefault(sym.origin[1], [])
+                if value not in values:
+                    values.append(value)
+        return out
+
     def witness(self, model: z3.ModelRef, cond: z3.ExprRef | None, thread) -> dict:
         """Values of every symbol that matters: user dims, model fields, dtype, thread, loop
         iterations and loaded values that the failing condition mentions."""
