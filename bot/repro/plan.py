@@ -19,6 +19,7 @@ TOOLS = {
     "launch-config": "none", "race": "racecheck", "barrier-divergence": "synccheck", "sync-mask": "synccheck",
 }
 
+TORCH_DTYPES = {canonical_dtype(n) for n in DTYPE_SIZES}  # every dtype kernelvet knows is a torch one
 DEFAULT_MEMORY_GIB = 72.0  # an 80 GB card, less what the CUDA context and torch take
 SANITIZER_MAX_BYTES = 1 << 30  # above this, memcheck's cost per access makes the plain run the judge
 UNSTATED_BUFFER_BYTES = 64 << 20  # a bare kernel's `any` pointer: memory nobody sized
@@ -108,6 +109,8 @@ def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB) -> Re
         r.not_runnable = (f"the witness leaves the size or value of {', '.join(call['unknown'][:4])} open: "
                           "no call to build")
     for a in call["args"]:
+        if a["kind"] == "tensor" and a.get("dtype") not in TORCH_DTYPES and r.not_runnable is None:
+            r.not_runnable = f"tensor '{a['name']}' has dtype {a.get('dtype')!r}, which torch cannot allocate"
         if a["kind"] == "tensor" and not a["name"] in call.get("unknown", []):
             n = storage_bytes(a)
             if a.get("device") == "cpu":

@@ -14,14 +14,6 @@ from .plan import DEFAULT_MEMORY_GIB, UNSTATED_BUFFER_BYTES, Repro, plan
 
 EXIT_RAN, EXIT_CUDA_ERROR, EXIT_BUILD, EXIT_CANNOT_RUN, EXIT_OP_ERROR = 0, 1, 2, 3, 4
 
-_TORCH_DTYPES = {
-    "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64", "int8": "int8",
-    "uint8": "uint8", "int16": "int16", "int32": "int32", "int64": "int64", "bool": "bool", "uint16": "uint16",
-    "uint32": "uint32", "uint64": "uint64", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
-    "float8_e4m3fnuz": "float8_e4m3fnuz", "float8_e5m2fnuz": "float8_e5m2fnuz", "float8_e8m0fnu": "float8_e8m0fnu",
-    "float4_e2m1fn_x2": "float4_e2m1fn_x2",
-}
-
 # The runtime every reproducer carries; the constants above it are the finding's.
 _RUNTIME = r'''
 import argparse
@@ -32,7 +24,6 @@ import sys
 os.environ.setdefault("PYTORCH_NO_CUDA_MEMORY_CACHING", "1")  # an overrun past a tensor's end is seen
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXIT_RAN, EXIT_CUDA_ERROR, EXIT_BUILD, EXIT_CANNOT_RUN, EXIT_OP_ERROR = 0, 1, 2, 3, 4
-
 
 def root():
     return os.environ.get("KERNELVET_REPO_ROOT") or os.path.normpath(os.path.join(HERE, ROOT))
@@ -244,9 +235,6 @@ def _docstring(r: Repro, finding: dict) -> str:
 def render(r: Repro, finding: dict, root_rel: str) -> str:
     """The text of ``repro.py`` for ``r``: constants, then the shared runtime."""
     call = r.call or {"args": [], "loads": {}, "op": "", "launcher": "", "unknown": []}
-    for a in call.get("args", []):
-        if a.get("kind") == "tensor" and a.get("dtype") not in _TORCH_DTYPES and r.not_runnable is None:
-            r.not_runnable = f"tensor '{a['name']}' has dtype {a.get('dtype')!r}, which torch cannot allocate"
     kernel = call["op"][len(KERNEL_OP):].strip() if call["op"].startswith(KERNEL_OP) else ""
     consts = {
         "FINGERPRINT": r.fingerprint or "finding", "KIND": r.kind, "ROOT": root_rel, "SOURCES": r.sources,
