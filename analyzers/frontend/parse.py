@@ -6,7 +6,7 @@ searched before the shims, so a repository's own headers win.
 """
 from __future__ import annotations
 
-import atexit
+import contextlib
 import json
 import os
 import tempfile
@@ -17,33 +17,31 @@ import clang.cindex as ci
 
 from .includes import OUTSIDE_DIR, SHIM_DIRS, STUB_DIR, IncludeGraph, IncludeResolver
 
-_OVERLAYS: dict[str, str] = {}
-
-
-def sandbox_overlay(workspace: Path) -> str:
+@contextlib.contextmanager
+def sandbox_overlay(workspace: Path):
     """A clang virtual file system overlay that shows only the workspace and the shims, with no
     fallthrough to the real file system: whatever the preprocessor is asked for (a computed
     ``#include H``, ``%:include``, ``#import``, ``#include_next``, ``__has_include("/abs")``), a path
     outside them does not exist for clang. The textual resolver (includes.py) only decides which
-    empty stand-ins to offer; this is what confines the parser."""
+    empty stand-ins to offer; this is what confines the parser.
+
+    The file lives for one parse (clang reads it when the parse starts) and is removed right after,
+    in the process that made it: a worker process ends through os._exit, so an exit hook would
+    leave one file per worker and workspace behind."""
     ws = str(Path(workspace).resolve())
-    if ws not in _OVERLAYS:
-        roots = [{"type": "directory-remap", "name": d, "external-contents": d}
-                 for d in dict.fromkeys([ws, *(str(s.resolve()) for s in SHIM_DIRS)])]
-        overlay = {"version": 0, "case-sensitive": "true", "fallthrough": False, "roots": roots}
-        fd, path = tempfile.mkstemp(prefix="kernelvet-vfs-", suffix=".yaml")
+    roots = [{"type": "directory-remap", "name": d, "external-contents": d}
+             for d in dict.fromkeys([ws, *(str(s.resolve()) for s in SHIM_DIRS)])]
+    overlay = {"version": 0, "case-sensitive": "true", "fallthrough": False, "roots": roots}
+    fd, path = tempfile.mkstemp(prefix="kernelvet-vfs-", suffix=".yaml")
+    try:
         with os.fdopen(fd, "w") as f:
             json.dump(overlay, f)
-        atexit.register(_remove, path)  # forked workers leave through os._exit: only the owner removes it
-        _OVERLAYS[ws] = path
-    return _OVERLAYS[ws]
-
-
-def _remove(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
+        yield path
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def outside_inclusions(tu: ci.TranslationUnit, workspace: Path, stand_ins=()) -> list[str]:
@@ -126,7 +124,8 @@ def shown_path(path, workspace: Path) -> str:
         return p.name
 
 
-def clang_args(cfg: ParseConfig) -> list[str]:
+def clang_args(cfg: ParseConfig, overlay: str) -> list[str]:
+    """``overlay``: the sandbox overlay's file (sandbox_overlay)."""
     args = [
         "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib",
         f"--cuda-gpu-arch={cfg.arch}", "--cuda-path=/__kernelvet_no_cuda__",
@@ -146,7 +145,7 @@ def clang_args(cfg: ParseConfig) -> list[str]:
     args += cfg.extra_args
     # The process's working directory may lie outside the overlay (a diff parses the base revision
     # in a temporary directory): clang must not need it, or it crashes.
-    args += ["-ivfsoverlay", sandbox_overlay(cfg.workspace), f"-working-directory={Path(cfg.workspace).resolve()}"]
+    args += ["-ivfsoverlay", overlay, f"-working-directory={Path(cfg.workspace).resolve()}"]
     return args
 
 
@@ -163,7 +162,8 @@ def parse_file(path: Path, cfg: ParseConfig, resolver: IncludeResolver | None = 
     try:
         # No PARSE_INCOMPLETE: it skips the end-of-file template instantiation that gives kernels
         # their instantiated bodies.
-        tu = index().parse(str(path), args=clang_args(cfg), unsaved_files=unsaved)
+        with sandbox_overlay(cfg.workspace) as overlay:
+            tu = index().parse(str(path), args=clang_args(cfg, overlay), unsaved_files=unsaved)
     except ci.TranslationUnitLoadError as exc:
         raise ParseError(f"{shown_path(path, cfg.workspace)}: libclang could not parse the file ({exc}; a crash or "
                          "the memory limit inside libclang)") from exc
