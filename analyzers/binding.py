@@ -7,6 +7,7 @@ the engine sees an instance, so only user dims remain symbolic.
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass, field
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**"}
@@ -503,7 +504,12 @@ def _interval(e: Expr, ranges: dict) -> tuple:
             return min(ps), max(ps)
         if e.op in ("/", "//") and b[0] > 0:
             qs = [x / y if y not in (_INF, -_INF) else 0 for x in a for y in b]
-            return min(min(qs), 0) if a[0] < 0 else 0, max(qs)
+            if a[0] >= 0:
+                # A non-negative dividend over a positive divisor: the bounds are the quotients of
+                # the extremes (32 // gptq_bits with gptq_bits in [4, 8] is in [4, 8], never 0).
+                lo, hi = min(qs), max(qs)
+                return (math.floor(lo), math.floor(hi)) if e.op == "//" and hi != _INF else (lo, hi)
+            return min(min(qs), 0), max(qs)
         if e.op == "%" and b[0] > 0:
             return (0 if a[0] >= 0 else -b[1]), b[1]
         return -_INF, _INF
