@@ -238,6 +238,7 @@ class Workspace:
             merged.assumptions += [a for a in r.assumptions if a not in merged.assumptions]
             merged.kernels += [k for k in r.kernels if k not in merged.kernels]
             merged.seconds += r.seconds
+            merged.work += r.work
             merged.queries += r.queries
             rank = {"bug": 2, "inconclusive": 1, "verified": 0}
             if rank[r.verdict] > rank[merged.verdict]:

@@ -98,3 +98,4 @@ class InstanceResult:
     paths: int = 0
     queries: int = 0
     fingerprint: str = ""
+    work: int = 0  # engine steps and solver units spent (engine/work.py): the same on any machine

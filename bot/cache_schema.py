@@ -93,6 +93,7 @@ class ResultEntry(_Strict):
     paths: StrictInt
     queries: StrictInt
     fingerprint: StrictStr
+    work: StrictInt = 0
 
     @model_validator(mode="after")
     def _consistent(self):

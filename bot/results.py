@@ -23,9 +23,43 @@ def dump(report: ScanReport, shard: tuple[int, int] | None = None) -> str:
     return json.dumps({
         "schema": SCHEMA, "tool": {"name": "kernelvet", "version": __version__},
         "shard": list(shard) if shard else None, "seconds": report.seconds,
-        "instances": [{"op_index": ir.planned.op_index, "op": ir.planned.op_name, "instance": repr(ir.planned.instance),
-                       "cached": ir.cached, "result": result_out(ir.result)} for ir in report.instances],
+        "instances": [{"op_index": ir.planned.op_index, "op": ir.planned.op_name, "file": ir.planned.file,
+                       "instance": repr(ir.planned.instance), "cached": ir.cached, "result": result_out(ir.result)}
+                      for ir in report.instances],
     }) + "\n"
+
+
+def _read(path: Path) -> dict:
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot read ({exc.strerror})") from None
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise ResultsError(f"{path}: not a kernelvet results file (write one with kernelvet scan --results FILE)")
+    return data
+
+
+def load_costs(paths: list[Path]) -> dict:
+    """What each instance cost in a previous run, from its results files (every shard's, or a whole
+    scan's), by scan.cost_key: the work units its verification spent (the same on any machine; a
+    result served from the cache keeps those of the run that made it), or for results that predate
+    them, its seconds at the budget's rate, unless it came from the cache (then nothing is known)."""
+    from analyzers.engine.work import UNITS_PER_SECOND
+    costs: dict = {}
+    for path in paths:
+        for i, item in enumerate(_read(path).get("instances", [])):
+            try:
+                r = item["result"]
+                work = int(r.get("work") or 0)
+                if "file" not in item or (not work and item.get("cached")):
+                    continue
+                cost = work or float(r.get("seconds", 0.0)) * UNITS_PER_SECOND
+                costs[(str(item["file"]), str(item["op"]), str(item["instance"]))] = cost
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise ResultsError(f"{path}: instances[{i}]: malformed result ({exc})") from None
+    return costs
 
 
 def load(paths: list[Path], root: Path, manifest: LoadedManifest, allow_partial: bool = False) -> ScanReport:
@@ -33,14 +67,7 @@ def load(paths: list[Path], root: Path, manifest: LoadedManifest, allow_partial:
     seen: dict[tuple, str] = {}
     report = ScanReport(Path(root))
     for path in paths:
-        try:
-            data = json.loads(Path(path).read_text())
-        except OSError as exc:
-            raise ResultsError(f"{path}: cannot read ({exc.strerror})") from None
-        except json.JSONDecodeError as exc:
-            raise ResultsError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
-        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-            raise ResultsError(f"{path}: not a kernelvet results file (write one with kernelvet scan --results FILE)")
+        data = _read(path)
         report.seconds = max(report.seconds, float(data.get("seconds", 0.0)))
         for i, item in enumerate(data.get("instances", [])):
             key = (item.get("op_index"), item.get("instance"))

@@ -164,30 +164,45 @@ def options_for(manifest: LoadedManifest | None, time_budget_s: float | None = N
                    follow_ups=o.follow_ups, returns=returns)
 
 
-def shard_of(planned: list[Planned], index: int, count: int) -> list[Planned]:
+def shard_of(planned: list[Planned], index: int, count: int, costs: dict | None = None) -> list[Planned]:
     """Shard ``index`` (1-based) of ``count``: whole files go to one shard (a file is parsed once),
-    the largest first to the shard with the fewest instances; the same input always splits the same."""
-    by_file: dict[str, list[Planned]] = {}
+    the costliest first to the shard with the least cost so far; the same input always splits the
+    same. A file's cost is the sum of its instances' ``costs`` (by ``cost_key``: the work a previous
+    run measured, results.load_costs), an instance the previous run did not have costing the median
+    of those it had; without costs, every instance costs one."""
+    known = sorted(costs.values()) if costs else []
+    default = known[len(known) // 2] if known else 1
+
+    def cost(p: Planned) -> float:
+        return costs.get(cost_key(p), default) if costs else 1
+
+    by_file: dict[str, float] = {}
     for p in planned:
-        by_file.setdefault(p.file, []).append(p)
-    loads = [0] * count
+        by_file[p.file] = by_file.get(p.file, 0) + cost(p)
+    loads = [0.0] * count
     mine: set[str] = set()
-    for file in sorted(by_file, key=lambda f: (-len(by_file[f]), f)):
+    for file in sorted(by_file, key=lambda f: (-by_file[f], f)):
         k = min(range(count), key=lambda i: (loads[i], i))
-        loads[k] += len(by_file[file])
+        loads[k] += by_file[file]
         if k == index - 1:
             mine.add(file)
     return [p for p in planned if p.file in mine]
+
+
+def cost_key(p: Planned) -> tuple[str, str, str]:
+    """An instance as a later run of an edited manifest still names it (op indexes shift)."""
+    return (p.file, p.op_name, repr(p.instance))
 
 
 def scan(root: Path, manifest: LoadedManifest | None, only_files: set[str] | None = None, progress=None,
          options: Options | None = None, jobs: int | None = None, zero_config_files: list[str] | None = None, *,
          planned: list[Planned] | None = None,
          cache: ResultCache | None = None, shard: tuple[int, int] | None = None,
-         workspace: Workspace | None = None) -> ScanReport:
+         shard_costs: dict | None = None, workspace: Workspace | None = None) -> ScanReport:
     """Verify every instance of the manifest (or ``planned``), in ``jobs`` processes (default: one
     per core), and in zero-config mode every op of ``zero_config_files`` that the manifest does not
-    bind; take what ``cache`` holds for the same IR, binding and tool version. A ``workspace`` that
+    bind; take what ``cache`` holds for the same IR, binding and tool version. With ``shard``, only
+    that shard, balanced by ``shard_costs`` (shard_of). A ``workspace`` that
     already lowered ops (the impact analysis's) is handed to forked workers."""
     t0 = time.perf_counter()
     spec = manifest.spec if manifest is not None else Manifest(version=0, models=[], ops=[])
@@ -205,7 +220,7 @@ def scan(root: Path, manifest: LoadedManifest | None, only_files: set[str] | Non
             planned += zeroconfig.plan(Path(root), zero_config_files, covered, spec.include_dirs, spec.defines,
                                        spec.arch)
     if shard is not None:
-        planned = shard_of(planned, *shard)
+        planned = shard_of(planned, *shard, costs=shard_costs)
     setup = (str(root), tuple(spec.include_dirs), dict(spec.defines), spec.arch, opts,
              str(cache.dir) if cache is not None else None)
     n = len(planned)

@@ -46,7 +46,7 @@ def result_out(r: InstanceResult) -> dict:
         "findings": [finding_out(f) for f in r.findings],
         "inconclusive": [{"reason": i.reason, "detail": i.detail, "span": span_out(i.span)} for i in r.inconclusive],
         "assumptions": list(r.assumptions), "kernels": list(r.kernels), "seconds": r.seconds, "paths": r.paths,
-        "queries": r.queries, "fingerprint": r.fingerprint,
+        "queries": r.queries, "fingerprint": r.fingerprint, "work": r.work,
     }
 
 
@@ -56,7 +56,7 @@ def result_in(d: dict) -> InstanceResult:
         [finding_in(f) for f in d.get("findings", [])],
         [Inconclusive(i["reason"], i["detail"], span_in(i.get("span"))) for i in d.get("inconclusive", [])],
         list(d.get("assumptions", [])), list(d.get("kernels", [])), float(d.get("seconds", 0.0)),
-        int(d.get("paths", 0)), int(d.get("queries", 0)), d.get("fingerprint", ""),
+        int(d.get("paths", 0)), int(d.get("queries", 0)), d.get("fingerprint", ""), int(d.get("work", 0)),
     )
 
 

@@ -182,6 +182,21 @@ def test_shards_partition_the_instances_by_file():
     assert max(sizes) - min(sizes) <= 12  # whole files, balanced by instance count
 
 
+def test_shards_balanced_by_a_previous_runs_costs():
+    """With the costs of a previous run, the costliest file gets a shard of its own; instances the
+    previous run did not have cost the median of those it had; the split is still a partition."""
+    from bot.scan import cost_key
+    planned = expand(load(EXAMPLE / "kernelvet.yaml"))
+    files = sorted({p.file for p in planned})
+    heavy = files[-1]
+    costs = {cost_key(p): (1_000_000 if p.file == heavy else 10) for p in planned if p.file != files[0]}
+    parts = [shard_of(planned, i, 2, costs) for i in (1, 2)]
+    assert sorted(id(p) for part in parts for p in part) == sorted(id(p) for p in planned)
+    assert [{p.file for p in part} for part in parts] == [{heavy}, set(files) - {heavy}]
+    # By instance count the heavy file shares its shard (it is not the largest).
+    assert {p.file for p in shard_of(planned, 1, 2)} != {heavy}
+
+
 def test_merged_shards_equal_the_full_scan(tmp_path, shared_cache):
     c = ["--cache-dir", str(shared_cache)]
     full = json.loads(kernelvet("scan", str(EXAMPLE), *c, "--format", "json", cwd=tmp_path).stdout)
@@ -202,6 +217,19 @@ def test_merged_shards_equal_the_full_scan(tmp_path, shared_cache):
     assert r.returncode == 2 and "overlap" in r.stderr
     r = kernelvet("scan", str(EXAMPLE), "--shard", "4/3", cwd=tmp_path)
     assert r.returncode == 2 and "--shard 4/3" in r.stderr
+    # Split again by what each instance cost in those results: still every instance exactly once.
+    for i in (1, 2, 3):
+        r = kernelvet("scan", str(EXAMPLE), *c, "--shard", f"{i}/3", "--balance", *shards, "--results",
+                      str(tmp_path / f"b{i}.json"), "--format", "json", cwd=tmp_path)
+        assert r.returncode in (0, 1), r.stderr
+    balanced = [str(tmp_path / f"b{i}.json") for i in (1, 2, 3)]
+    r = kernelvet("merge", *balanced, "--root", str(EXAMPLE), "--format", "json", cwd=tmp_path)
+    assert r.returncode == 1 and json.loads(r.stdout)["summary"]["instances"] == full["summary"]["instances"]
+    r = kernelvet("scan", str(EXAMPLE), *c, "--shard", "1/3", "--balance", str(tmp_path / "gone.json"), cwd=tmp_path)
+    assert r.returncode in (0, 1) and "split by instance count" in r.stderr
+    (tmp_path / "bad.json").write_text("{")
+    r = kernelvet("scan", str(EXAMPLE), *c, "--shard", "1/3", "--balance", str(tmp_path / "bad.json"), cwd=tmp_path)
+    assert r.returncode == 2 and "bad.json:1:2: not valid JSON" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_a_full_scan_baseline_holds_in_a_partial_run(tmp_path, shared_cache):

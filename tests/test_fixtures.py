@@ -40,12 +40,13 @@ def test_a_follow_up_run_reaches_the_launch_after_a_slow_kernel(tmp_path):
 def test_a_budget_spent_mostly_in_a_kernel_is_that_kernels_when_it_runs_out_in_host_code():
     """A kernel that took at least half the budget is the one a follow-up run skips, even when the
     budget ran out in the host code after it (a memcpy check); a kernel that took less is not."""
-    from analyzers.engine.context import BudgetExceeded, Context, Options, budget_clock
+    from analyzers.engine.context import BudgetExceeded, Context, Options
 
-    for spent, blamed in ((0.8, "make_sequential_kernel"), (0.3, None)):
+    for share, blamed in ((0.8, "make_sequential_kernel"), (0.3, None)):
         ctx = Context("op", Options(time_budget_s=1.0))
-        ctx.kernel_seconds = {"make_sequential_kernel": spent, "shuffle_kernel": 0.1}
-        ctx.start = budget_clock() - 2.0
+        units = ctx.meter.budget_units
+        ctx.kernel_units = {"make_sequential_kernel": int(share * units), "shuffle_kernel": units // 10}
+        ctx.meter.steps = 2 * units
         with pytest.raises(BudgetExceeded):
             ctx.tick()
         assert ctx.timed_out_in == blamed

@@ -336,8 +336,9 @@ def test_unreadable_manifests_are_usage_errors(tmp_path, name, content, message)
 
 
 def test_a_solver_query_never_outlives_the_instance_budget(monkeypatch):
-    """Each z3 query's wall-clock timeout is cut to what remains of the instance's budget (a query in
-    progress overran a 2 s budget almost tenfold); the deterministic rlimit decides within it."""
+    """Each z3 query's rlimit is cut to the work units left of the instance's budget, and its
+    wall-clock timeout to the CPU safety net (a query in progress once overran a 2 s budget almost
+    tenfold)."""
     from analyzers.engine import solver as solver_module
     seen: dict = {}
 
@@ -352,10 +353,21 @@ def test_a_solver_query_never_outlives_the_instance_budget(monkeypatch):
         def solver(self):
             return Recorder()
 
+    class Meter:
+        def __init__(self, units, seconds):
+            self.units, self.seconds = units, seconds
+
+        def remaining_units(self):
+            return self.units
+
+        def safety_seconds_left(self):
+            return self.seconds
+
     monkeypatch.setattr(solver_module.z3, "Tactic", Tactic)
-    solver_module.Solver(10_000, 1000, remaining=lambda: 0.3)._new()
-    assert seen["timeout"] == 350 and seen["rlimit"] == 1000
-    solver_module.Solver(10_000, 1000, remaining=lambda: -5.0)._new()
-    assert seen["timeout"] == 50  # past the budget: the query gives up at once, the next tick times out
-    solver_module.Solver(10_000, 1000)._new()
-    assert seen["timeout"] == 60_000
+    solver_module.Solver(10_000, 500_000, meter=Meter(20_000, 0.3))._new()
+    assert seen["timeout"] == 350 and seen["rlimit"] == 20_000
+    solver_module.Solver(10_000, 500_000, meter=Meter(-5, -5.0))._new()
+    # past the budget: the query gives up at once, the next tick times out
+    assert seen["timeout"] == 50 and seen["rlimit"] == 1_000
+    solver_module.Solver(10_000, 500_000)._new()
+    assert seen["timeout"] == 60_000 and seen["rlimit"] == 500_000

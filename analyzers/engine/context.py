@@ -1,7 +1,6 @@
 """Per-instance analysis context: solver, checks, symbols for witnesses, findings and budgets."""
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import z3
@@ -10,6 +9,7 @@ from ..findings import Finding, Inconclusive
 from ..kir import nodes as N
 from . import lia, replay
 from .solver import Solver, SolverUnknown
+from .work import Meter
 from .values import Counter
 
 
@@ -27,15 +27,9 @@ class BudgetExceeded(Exception):
     pass
 
 
-def budget_clock() -> float:
-    """The clock budgets count: this process's CPU time, so that a verdict does not turn into a
-    timeout on a busy machine (z3's work limits are deterministic already)."""
-    return time.process_time()
-
-
 @dataclass
 class Options:
-    time_budget_s: float = 60.0  # CPU seconds of the instance's process
+    time_budget_s: float = 60.0  # counted in work (work.py): about that many seconds of one idle core
     query_timeout_ms: int = 10_000
     query_rlimit: int = 10_000_000  # z3 resource units per bit-vector query (deterministic)
     unroll_max: int = 16
@@ -72,8 +66,9 @@ class Context:
     zero_config: bool = False
 
     def __post_init__(self):
+        self.meter = Meter(self.options.time_budget_s)
         self.solver = Solver(self.options.query_timeout_ms, self.options.query_rlimit,
-                             remaining=lambda: self.options.time_budget_s - (budget_clock() - self.start))
+                             meter=self.meter)
         self.lia = lia.Lia()
         lia.use(self.lia)
         self.counter = Counter()
@@ -95,7 +90,6 @@ class Context:
         # The in-bounds assumptions paths go on with after a report (checks/oob.py), by term id
         # (the terms kept so that their ids stay theirs).
         self.continued: dict[int, z3.BoolRef] = {}
-        self.start = budget_clock()
         self.paths = 0
         self._guided = None  # the last witness found at the integers' minimum
         # Kernels by function key: two overloads of a template can print alike (f<float> and
@@ -103,7 +97,7 @@ class Context:
         self.kernel_key: str | None = None  # the running kernel's function
         self.kernel_names: dict[str, str] = {}  # function key -> display name
         self.timed_out_in: str | None = None  # the function of the kernel running when the budget ran out
-        self.kernel_seconds: dict[str, float] = {}  # time spent in each kernel's analysis, by function
+        self.kernel_units: dict[str, int] = {}  # work spent in each kernel's analysis (work.py), by function
         self.loop_written: dict[int, str] = {}  # region id -> the loop summary that may have written it
         self.replay_pins: list = []  # (rank, inputs) of findings a loop summary could not settle
         self.pin_terms = replay.pin_terms(self.options.pins)  # [(constant, value)] of a replay
@@ -112,9 +106,11 @@ class Context:
     # ------------------------------------------------------------ budgets
 
     def over_budget(self) -> bool:
-        return budget_clock() - self.start > self.options.time_budget_s
+        return self.meter.spent()
 
     def tick(self) -> None:
+        """One engine step (a statement, a query built); ends the run once the budget is spent."""
+        self.meter.step()
         if self.over_budget():
             self.timed_out_in = self.kernel_key or self.heaviest_kernel()
             raise BudgetExceeded()
@@ -122,10 +118,10 @@ class Context:
     def heaviest_kernel(self) -> str | None:
         """The kernel that took at least half the budget, when it ran out in host code after it:
         a follow-up run that skips that kernel has the time for the rest."""
-        if not self.kernel_seconds:
+        if not self.kernel_units:
             return None
-        name, spent = max(self.kernel_seconds.items(), key=lambda kv: kv[1])
-        return name if spent >= self.options.time_budget_s / 2 else None
+        name, spent = max(self.kernel_units.items(), key=lambda kv: kv[1])
+        return name if spent >= self.meter.budget_units / 2 else None
 
     # ------------------------------------------------------------ symbols
 

@@ -12,7 +12,7 @@ from ..limits import MAX_ARGC, DEFAULT_SMEM, MAX_BLOCK, MAX_GRID, MAX_THREADS_PE
 from ..kir import nodes as N
 from ..kir import types as T
 from . import ints, lia
-from .context import Symbol, budget_clock
+from .context import Symbol
 from .events import LaunchEvent, Sink
 from .memory import UNCHECKED_SIZE, PathEnd
 from .models.std import is_string_class, string_holding
@@ -421,7 +421,7 @@ class HostOps:
         self.ctx.kernel_names[e.kernel] = e.name
         if e.name not in self.ctx.kernels:
             self.ctx.kernels.append(e.name)
-        started = budget_clock()
+        started = self.ctx.meter.units()
         try:
             frame_stack = kst.stack
             self.invoke(kernel, kst, None, args, e.span)
@@ -434,8 +434,8 @@ class HostOps:
         finally:
             self.ctx.threads = None
             self.ctx.kernel, self.ctx.kernel_key = previous, previous_key
-            spent = self.ctx.kernel_seconds
-            spent[e.kernel] = spent.get(e.kernel, 0.0) + budget_clock() - started
+            spent = self.ctx.kernel_units
+            spent[e.kernel] = spent.get(e.kernel, 0) + self.ctx.meter.units() - started
 
     def builtin_var(self, name: str, st: State, span: N.Span) -> StructV:
         th = st.thread

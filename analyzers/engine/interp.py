@@ -94,6 +94,7 @@ def _merge_follow_up(result: InstanceResult, follow_up: InstanceResult, skipped:
     result.assumptions += [a for a in follow_up.assumptions if a not in result.assumptions]
     result.kernels += [k for k in follow_up.kernels if k not in result.kernels]
     result.seconds += follow_up.seconds
+    result.work += follow_up.work
     result.queries += follow_up.queries
     result.verdict = "bug" if result.findings else "inconclusive" if result.inconclusive else "verified"
 
@@ -145,6 +146,7 @@ def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: 
         result.verdict = "inconclusive"
     result.seconds = time.perf_counter() - t0
     result.queries = ctx.solver.stats.queries
+    result.work = ctx.meter.units()
     return result, ctx
 
 

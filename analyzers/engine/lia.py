@@ -16,11 +16,13 @@ import time
 
 import z3
 
+from . import work
+
 
 class Lia:
     # Work limits in z3's resource units, not seconds: an answer must not depend on how busy the
     # machine is. About half a second of arithmetic on an idle core; the wall clock is a backstop.
-    def __init__(self, rlimit: int = 2_000_000, timeout_ms: int = 10_000):
+    def __init__(self, rlimit: int = 2_000_000, timeout_ms: int = 60_000):
         # Names count from 1 in every instance: the same query whatever ran before in the process.
         self._ids = itertools.count(1)
         self.atoms: dict[int, z3.BoolRef] = {}
@@ -560,6 +562,7 @@ class Lia:
         s.add(conjunction(terms + list(conds) + facts))
         t0 = time.perf_counter()
         r = s.check()
+        work.note_query(s)
         self.seconds += time.perf_counter() - t0
         self.queries += 1
         if r == z3.unsat:
@@ -581,6 +584,7 @@ class Lia:
         s.add(*self.facts(list(s.assertions())))
         t0 = time.perf_counter()
         r = s.check()
+        work.note_query(s)
         self.seconds += time.perf_counter() - t0
         self.queries += 1
         if r != z3.sat:
@@ -608,6 +612,7 @@ class Lia:
             opt.minimize(z3.Int(name))
         t0 = time.perf_counter()
         r = opt.check()
+        work.note_query(opt)
         self.seconds += time.perf_counter() - t0
         self.queries += 1
         if r != z3.sat:

@@ -72,5 +72,6 @@ def settle(result, replayed, replay_symbols: dict, pins: tuple) -> None:
                            if not (i.reason == "imprecise-loop" and i.span is not None
                                    and (i.span.file, i.span.line) in places)]
     result.seconds += replayed.seconds
+    result.work += replayed.work
     result.queries += replayed.queries
     result.verdict = "bug"

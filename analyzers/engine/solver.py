@@ -1,13 +1,16 @@
 """z3 queries with per-query work limits, a result cache, and witnesses with the smallest user sizes.
 
 A query's limit is counted in z3's resource units (``rlimit``), so a verdict is the same on a busy
-CI runner and on an idle laptop; the wall-clock timeout only backs it up."""
+CI runner and on an idle laptop; the wall-clock timeout only backs it up. What each query spent
+counts against the instance's budget (work.py)."""
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
 
 import z3
+
+from . import work
 
 
 class SolverUnknown(Exception):
@@ -32,9 +35,9 @@ class Solver:
     rlimit: int = 10_000_000  # about 10 s of bit-vector search on an idle core
     attempts: int = 2  # searches with distinct seeds before a query is unknown
     stats: SolverStats = field(default_factory=SolverStats)
-    # Seconds left of the instance's budget: a query never runs past it (the budget's hard edge;
-    # within it, the deterministic rlimit decides).
-    remaining: object = None
+    # The instance's work meter (work.Meter): a query's rlimit never runs past the units left, nor
+    # its wall-clock timeout past the CPU safety net.
+    meter: object = None
 
     def __post_init__(self):
         self._cache: dict[int, bool] = {}
@@ -44,11 +47,13 @@ class Solver:
         # A fresh solver per query: after push/pop z3 leaves its bit-blasting pipeline for the
         # incremental core, which is several times slower on these queries.
         s = z3.Tactic("qfbv").solver()
-        timeout = max(self.timeout_ms, 60_000)
-        if self.remaining is not None:
-            timeout = min(timeout, max(50, int(self.remaining() * 1000) + 50))
+        limit = rlimit or self.rlimit
+        timeout = max(self.timeout_ms, 60_000)  # a safety net: the rlimit decides
+        if self.meter is not None:
+            limit = min(limit, max(1_000, self.meter.remaining_units()))
+            timeout = min(timeout, max(50, int(self.meter.safety_seconds_left() * 1000) + 50))
         s.set("timeout", timeout)
-        s.set("rlimit", rlimit or self.rlimit)
+        s.set("rlimit", limit)
         s.set("random_seed", seed)
         return s
 
@@ -62,6 +67,7 @@ class Solver:
             s.add(*constraints)
             t = time.perf_counter()
             r = s.check()
+            work.note_query(s)
             self.stats.seconds += time.perf_counter() - t
             self.stats.queries += 1
             if r != z3.unknown:

@@ -16,7 +16,7 @@ MODES = ("auto", "pr", "scan", "post", "merge")
 
 # The inputs of action.yml but the token (which comes in the environment only).
 INPUTS = ("mode", "manifest", "paths", "fail-on", "max-comments", "cache-dir", "sarif-file", "results-file",
-          "baseline", "shard", "time-budget", "explain-impact")
+          "baseline", "shard", "balance", "time-budget", "explain-impact")
 _ARGS: dict[str, str] = {}
 
 
@@ -121,6 +121,9 @@ def argv() -> list[str]:
         out += ["--root", _input("root", ".")]
     if _input("shard"):
         out += ["--shard", _input("shard"), "--results", _input("results-file", "kernelvet-results.json")]
+        previous = sorted({f for pattern in _input("balance", "").split() for f in glob.glob(pattern)})
+        if previous:
+            out += ["--balance", *previous]
     return out
 
 

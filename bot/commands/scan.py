@@ -20,6 +20,9 @@ def register(sub) -> None:
                    help="progress lines on standard error even without a terminal (a bar on one; lines in CI)")
     p.add_argument("--shard", metavar="I/N", help="verify only shard I of N (whole files per shard); "
                                                   "combine the shards' --results files with kernelvet merge")
+    p.add_argument("--balance", metavar="FILE", nargs="+",
+                   help="with --shard: split by what each instance cost in these results files of a previous run "
+                        "(its shards' or a whole scan's --results) instead of by instance count")
     p.add_argument("--results", metavar="FILE", help="write the raw results (for kernelvet merge) to FILE")
     p.add_argument("--write-baseline", metavar="FILE", help="write the current findings to FILE as a baseline")
     p.add_argument("--zero-config", action="store_true",
@@ -38,6 +41,23 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
     if not (n >= 1 and 1 <= i <= n):
         raise UsageError(f"kernelvet: --shard {text}: I must be between 1 and N")
     return i, n
+
+
+def _shard_costs(paths: list[str]) -> dict | None:
+    """The previous run's costs; a results file that is missing (the first nightly run, an expired
+    artifact) leaves the split by instance count, said on standard error."""
+    from ..results import ResultsError, load_costs
+    present = [Path(p) for p in paths if Path(p).is_file()]
+    if len(present) < len(paths):
+        print(f"kernelvet: --balance: {len(paths) - len(present)} of {len(paths)} results files not found",
+              file=sys.stderr)
+    if not present:
+        print("kernelvet: --balance: no previous results: shards split by instance count", file=sys.stderr)
+        return None
+    try:
+        return load_costs(present)
+    except ResultsError as exc:
+        raise UsageError(f"kernelvet: --balance: {exc}") from None
 
 
 def run(args) -> int:
@@ -69,6 +89,7 @@ def run(args) -> int:
               "within default ranges; see docs/manifest.md to bind ops to models)", file=sys.stderr)
     try:
         shard = parse_shard(args.shard)
+        costs = _shard_costs(args.balance) if args.balance and shard is not None else None
         manifest = load(manifest_path) if manifest_path is not None else None
         files = None
         if zero_config:
@@ -78,7 +99,7 @@ def run(args) -> int:
         cache = common.open_cache(args, root)
         baseline = common.baseline(args, root)
         report = scan(root, manifest, only, for_stream(sys.stderr, args.progress), common.options(args, manifest),
-                      zero_config_files=files, cache=cache, shard=shard)
+                      zero_config_files=files, cache=cache, shard=shard, shard_costs=costs)
     except UsageError as exc:
         return fail(str(exc))
     except ManifestError as exc:

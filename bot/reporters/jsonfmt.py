@@ -59,6 +59,7 @@ def instance(ir) -> dict:
         "assumptions": r.assumptions,
         "kernels": r.kernels,
         "seconds": round(r.seconds, 3),
+        "work": r.work,
         "queries": r.queries,
         "fingerprint": r.fingerprint,
         "cached": ir.cached,
