@@ -117,3 +117,18 @@ def test_no_finding_stands_on_a_havocked_value():
     assert inc.reason == "imprecise-loop" and "acc after iterations" in inc.detail and inc.span == span
     ctx.report(Finding("oob", "write past the end", span, "op", "k", {"num_tokens": 3}))
     assert len(ctx.findings) == 1
+
+
+def test_a_branch_whose_sides_pass_equal_barriers_is_said_to_work_on_sm70(tmp_path):
+    """The MoE alignment idiom (fill threads pass as many bare barriers as the others and leave) is
+    still reported, with a note that each side passes the same count; one barrier fewer is not."""
+    messages = {}
+    for name in ("fill_warps_pass_equal_barriers", "fill_warps_pass_fewer_barriers"):
+        fx = load_fixture(FIXTURES / "threads" / f"{name}.cu")
+        (tmp_path / name).mkdir()
+        [f] = run_fixture(fx, tmp_path / name).findings
+        messages[name] = f.finding.message
+    assert "Both sides of the branch pass 3 barriers" in messages["fill_warps_pass_equal_barriers"]
+    assert "sm_70 and later" in messages["fill_warps_pass_equal_barriers"]
+    assert "Both sides" not in messages["fill_warps_pass_fewer_barriers"]
+    assert "static-only" in messages["fill_warps_pass_fewer_barriers"]

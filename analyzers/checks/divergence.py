@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import z3
+
 from ..engine.solver import SolverUnknown
 from ..engine.threads import diverging, second_thread_witness, small_model, thread_text
 from ..findings import STATIC_ONLY, Finding, Fix
@@ -27,6 +29,7 @@ from .base import Check, depends_on_summary, span_key
 class Reached:
     ev: object  # events.Barrier
     pc: tuple
+    epoch: object = None  # the block epoch there (engine/threads.py)
 
 
 def seen_sides(threads, reached: list) -> dict:
@@ -44,6 +47,24 @@ def seen_sides(threads, reached: list) -> dict:
 def both_sides(sides: set) -> frozenset:
     """The branch sides whose other side reaches the same place too: not a divergence there."""
     return frozenset((p, s) for p, s in sides if (p, not s) in sides)
+
+
+def equal_barrier_count(threads, reached: list, pair: int) -> int | None:
+    """How many barriers each side of branch ``pair`` passes, when both sides pass the same number
+    at the same constant epochs (the MoE alignment idiom: the fill threads pass three bare
+    ``__syncthreads()`` and leave, the others pass three of their own); None otherwise, or when a
+    count depends on the path (a barrier in a loop)."""
+    epochs: dict = {True: set(), False: set()}
+    for r in reached:
+        for t in r.pc:
+            d = threads.decisions.get(t.get_id())
+            if d is None or d.pair != pair:
+                continue
+            e = z3.simplify(r.epoch) if r.epoch is not None else None
+            if e is None or not z3.is_bv_value(e):
+                return None
+            epochs[d.side].add(e.as_long())
+    return len(epochs[True]) if epochs[True] and epochs[True] == epochs[False] else None
 
 
 def report_divergence(ctx, threads, found, check: str, ev, prefix: str, whom: str, rule: str, fix: str):
@@ -83,7 +104,7 @@ class BarrierDivergenceCheck(Check):
 
     def on_barrier(self, ctx, st, ev) -> None:
         if ev.scope == "block" and ctx.threads is not None:
-            self.reached.append(Reached(ev, st.pc))
+            self.reached.append(Reached(ev, st.pc, st.epoch[0] if st.epoch is not None else None))
 
     def on_kernel_end(self, ctx, threads) -> None:
         reached, self.reached = self.reached, []
@@ -111,9 +132,16 @@ class BarrierDivergenceCheck(Check):
                 if r.ev.span not in first.related and r.ev.span != first.location:
                     first.related.append(r.ev.span)
                 continue
+            rule = f"Every thread of a block must reach each barrier (static-only: {STATIC_ONLY['barrier-divergence']})"
+            count = equal_barrier_count(threads, reached, d.pair)
+            if count is not None:
+                rule = (f"Both sides of the branch pass {count} barrier{'s' if count != 1 else ''}, one for one: on "
+                        "sm_70 and later, where threads of a block may wait at different `__syncthreads()` calls, the "
+                        "block does not hang and each pair of barriers orders the two sides as one barrier would; "
+                        "the CUDA programming guide still leaves barriers in divergent code undefined (and sm_6x "
+                        "and earlier may hang)")
             finding = report_divergence(
-                ctx, threads, found, "barrier-divergence", r.ev, "barrier divergence: ", " of the same block",
-                f"Every thread of a block must reach each barrier (static-only: {STATIC_ONLY['barrier-divergence']})",
+                ctx, threads, found, "barrier-divergence", r.ev, "barrier divergence: ", " of the same block", rule,
                 "move the barrier out of the branch, so that every thread reaches it (let the threads that have no "
                 "work skip the work, not the barrier)")
             if finding is None:
