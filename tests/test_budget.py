@@ -88,6 +88,10 @@ def test_the_budget_is_spent_by_work_and_the_cpu_clock_is_only_a_safety_net(monk
         raise AssertionError("the CPU safety net did not end the run")
     except BudgetExceeded:
         pass
+    # The timeout says which limit ended it: the safety net is the one that depends on the machine.
+    assert "CPU safety net" in ctx.meter.why_spent() and "depends on the machine" in ctx.meter.why_spent()
+    ctx.meter.steps = 2 * work.UNITS_PER_SECOND // work.STEP_UNITS
+    assert ctx.meter.why_spent().startswith("its budget of 1 s (counted in work units")
 
 
 def test_solver_units_count_against_the_budget():

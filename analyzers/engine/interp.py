@@ -61,7 +61,7 @@ def analyze(program: N.Program, fn: N.Function, inst: B.Instance, checks: list, 
         skipped.append(stuck_in)
         again = replace(options, skip_kernels=frozenset(skipped))
         follow_up, fctx = _analyze_once(program, fn, inst, [type(c)() for c in checks], again, name, models)
-        _merge_follow_up(result, follow_up, names.get(stuck_in, stuck_in), options.time_budget_s)
+        _merge_follow_up(result, follow_up, names.get(stuck_in, stuck_in))
         names.update(fctx.kernel_names)
         stuck_in, pins = fctx.timed_out_in, pins + fctx.replay_pins
     # Inputs fixed, the loops a summary could not settle run concretely (replay.py).
@@ -74,13 +74,13 @@ def analyze(program: N.Program, fn: N.Function, inst: B.Instance, checks: list, 
     return result
 
 
-def _merge_follow_up(result: InstanceResult, follow_up: InstanceResult, skipped: str, budget: float) -> None:
+def _merge_follow_up(result: InstanceResult, follow_up: InstanceResult, skipped: str) -> None:
     """Fold a follow-up run into the result: the budget that ran out is the skipped kernel's alone."""
     for inc in result.inconclusive:
         if inc.reason == "timeout" and inc.kernel is None:
             inc.kernel = skipped
-            inc.detail = (f"the analysis of {skipped} ran past the instance's time budget of {budget:g} s "
-                          "(the op's other launches ran in a follow-up run that skipped it)")
+            inc.detail = (inc.detail.replace("the instance ran past", f"the analysis of {skipped} ran past", 1)
+                          + " (the op's other launches ran in a follow-up run that skipped it)")
     keys = {f.key(): f for f in result.findings}
     for f in follow_up.findings:
         if f.key() in keys:
@@ -125,7 +125,7 @@ def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: 
     except BindingError as exc:
         ctx.stuck("binding-error", str(exc), fn.span)
     except BudgetExceeded:
-        ctx.stuck("timeout", f"the instance ran past its time budget of {ctx.options.time_budget_s:g} s", None)
+        ctx.stuck("timeout", f"the instance ran past {ctx.meter.why_spent()}", None)
     except PathEnd as pe:
         if pe.status == "stuck":
             ctx.stuck(pe.kind, pe.reason, pe.span)

@@ -69,4 +69,17 @@ class Meter:
 
     def spent(self) -> bool:
         """Past the budget in work, or (the safety net) far past it in CPU time."""
-        return self.units() > self.budget_units or self.cpu_seconds() > self.budget_s * CPU_SAFETY_FACTOR
+        return self.units() > self.budget_units or self.by_safety_net()
+
+    def by_safety_net(self) -> bool:
+        return self.cpu_seconds() > self.budget_s * CPU_SAFETY_FACTOR
+
+    def why_spent(self) -> str:
+        """What ended the run, for the timeout's detail: the safety net is the one limit that
+        depends on the machine, and a user must know when a verdict rests on it."""
+        if self.by_safety_net() and self.units() <= self.budget_units:
+            return (f"the CPU safety net of {CPU_SAFETY_FACTOR:g} times its budget of {self.budget_s:g} s "
+                    f"({self.cpu_seconds():.0f} CPU s, {self.units() / max(1, self.budget_units):.0%} of the budget's "
+                    "work): its engine steps are heavier than the budget's rate assumes, and where this limit "
+                    "falls depends on the machine's speed")
+        return f"its budget of {self.budget_s:g} s (counted in work units, the same on any machine)"
