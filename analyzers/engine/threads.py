@@ -290,7 +290,7 @@ class ThreadOps:
         if st.epoch is None:
             return
         if not self._silent:
-            ev = Barrier(scope, name, span, self.stack_spans(st))
+            ev = Barrier(scope, name, *N.in_user_code(span, self.stack_spans(st)))
             for check in self.ctx.checks:
                 check.on_barrier(self.ctx, st, ev)
         block, warp = st.epoch
@@ -304,7 +304,7 @@ class ThreadOps:
             return
         if not isinstance(mask, IntV):
             mask = const_int(FULL_MASK, T.UINT32)
-        ev = WarpSync(call.name, mask, call.span, self.stack_spans(st))
+        ev = WarpSync(call.name, mask, *N.in_user_code(call.span, self.stack_spans(st)))
         for check in self.ctx.checks:
             check.on_warp_sync(self.ctx, st, ev)
 

@@ -96,7 +96,7 @@ class Lowerer:
         except (ValueError, OSError):
             pass
         try:
-            return "<kernelvet-shims>/" + str(p.resolve().relative_to(SHIM_ROOT))
+            return N.SHIM_PREFIX + str(p.resolve().relative_to(SHIM_ROOT))
         except (ValueError, OSError):
             return p.name
 

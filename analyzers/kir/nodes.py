@@ -25,6 +25,20 @@ class Span:
 
 
 NO_SPAN = Span("<unknown>", 0, 0, 0, 0, "")
+# The file of a span in kernelvet's own headers (frontend/shims): library code, not the user's.
+SHIM_PREFIX = "<kernelvet-shims>/"
+
+
+def in_user_code(span: Span, stack: tuple) -> tuple[Span, tuple]:
+    """Where a user reads an event: one that happens inside kernelvet's headers (an atomic_ref's
+    atomicAdd, a cub collective's barrier) is placed at the user's call that reached it, the calls
+    below it dropped; an event in the user's code is left as it is."""
+    if not span.file.startswith(SHIM_PREFIX):
+        return span, stack
+    for i in range(len(stack) - 1, -1, -1):
+        if not stack[i].file.startswith(SHIM_PREFIX):
+            return stack[i], stack[:i]
+    return span, stack
 
 
 def _span():

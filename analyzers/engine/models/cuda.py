@@ -251,6 +251,32 @@ def atomic(interp, st, call, this, args):
     return counted if counted is not None else untracked_result(interp, call, "atomic", "atomic_old")
 
 
+@model("__kv_atomic_load")
+def atomic_load(interp, st, call, this, args):
+    """An atomic load (``cuda::atomic_ref::load``, <cuda/atomic>): an atomic read through the
+    pointer (checked for bounds; never a race with another atomic). Its value is unknown: another
+    thread may have written the location since."""
+    ty = T.strip_ref(call.ty)
+    interp.atomic_access = True
+    try:
+        interp.load(st, interp.deref(args[0], ty, call.span), call.span)
+    finally:
+        interp.atomic_access = False
+    return untracked_result(interp, call, "atomic", "atomic_load")
+
+
+@model("__kv_atomic_store")
+def atomic_store(interp, st, call, this, args):
+    """An atomic store (``cuda::atomic_ref::store``): an atomic write of the value."""
+    ty = T.strip_ref(call.param_types[1]) if len(call.param_types) > 1 else T.strip_ref(call.ty)
+    interp.atomic_access = True
+    try:
+        interp.store(st, interp.deref(args[0], ty, call.span), args[1], call.span)
+    finally:
+        interp.atomic_access = False
+    return VOID
+
+
 def _counted(interp, st, call, loc, args, initial):
     """``atomicAdd(&counter, V)`` returns what the counter held (``initial``, in the binding's
     range) plus V for every thread that added before: ``initial + V*j``, j below the number of
