@@ -254,7 +254,8 @@ class RaceCheck(Check):
         if ea.write and eb.write and value_a is not None and value_b is not None:
             parts.append(value_a != rename(value_b))  # the same value written by both: benign
         cond = z3.And(*parts)
-        return rename, cond, list(pc_a) + [rename(t) for t in pc_b] + [cond]
+        constraints = list(pc_a) + [rename(t) for t in pc_b] + [cond]
+        return rename, cond, constraints + rename.equal_loads(constraints)
 
 
 def _finding(ctx, threads, a: Place, b: Place, rename, model, cond) -> Finding:

@@ -126,6 +126,8 @@ class MemoryOps:
                     and (region.kind == "param" or (c % max(need, 1) == 0 and need <= region.align)):
                 return
         vec = isinstance(T.strip_ref(loc.ty), T.StructType) and size in (8, 16) and region.kind != "param"
+        if write and self.ctx.threads is not None:
+            self.ctx.threads.written.add(region.id)  # its loads may differ between threads (equal_loads)
         span, stack = N.in_user_code(span, self.stack_spans(st))
         ev = Access(region, loc.off, size, write, span, stack, guard, vec, T.strip_ref(loc.ty).align,
                     within, self.atomic_access, value)

@@ -169,6 +169,10 @@ class LaunchThreads:
     # every pair query, and a path's conditions are renamed once, not once per pair.
     renamed: dict = field(default_factory=dict)
     pairs: itertools.count = field(default_factory=lambda: itertools.count(1))
+    # Values loaded from global memory at an address threads may not share: z3 name -> (region id,
+    # byte offset). Two threads loading one address of memory the launch never writes read one value.
+    loads: dict = field(default_factory=dict)
+    written: set = field(default_factory=set)  # ids of the regions the launch writes
 
     def varies(self, name: str, same_block: bool) -> bool:
         return name not in self.uniform and not (same_block and (name in self.block_ids or name in self.block_uniform))
@@ -237,6 +241,24 @@ class SecondThread:
         pairs = [(v, self._renamed(v)) for v in _vars(term) if self.threads.varies(str(v), self.same_block)]
         out = z3.substitute(term, *pairs) if pairs else term
         self.threads.renamed[key] = (term, out)
+        return out
+
+    def equal_loads(self, terms) -> list:
+        """What two threads' loads share: for each value of the second thread that ``terms`` mention
+        and that was loaded from memory the launch never writes, "the same address gives the same
+        value" (``slot_mapping[token]`` read by every lane of a warp that handles one token)."""
+        threads, out, seen = self.threads, [], set()
+        for t in terms:
+            for v in _vars(t):
+                name = str(v)
+                if not name.endswith(PRIME) or name in seen:
+                    continue
+                seen.add(name)
+                load = threads.loads.get(name[:-len(PRIME)])
+                if load is None or load[0] in threads.written:
+                    continue
+                original = z3.Const(name[:-len(PRIME)], v.sort())
+                out.append(z3.Implies(load[1] == self(load[1]), original == v))
         return out
 
     def witness(self, model) -> dict:
@@ -399,6 +421,8 @@ class ThreadOps:
             return
         shared = region.kind in ("shared", "dynamic_shared")
         if threads.varying(off.bv, same_block=True):
+            if not shared and z3.is_const(value.bv):
+                threads.loads[str(value.bv)] = (region.id, off.bv)  # SecondThread.equal_loads
             return
         if region.kind != "constant" and threads.varying(st.epoch[0]):
             return  # an interval only some iterations share
@@ -468,6 +492,7 @@ def diverging(ctx, threads: LaunchThreads, pc: tuple, peer, skip=frozenset(), as
                       threads.other_thread(rename), *peer(rename))
         ctx.tick()
         constraints = list(pc) + [rename(x) for x in pc[:i]] + [cond]
+        constraints += rename.equal_loads(constraints)
         model = ctx.solver.model(constraints)
         if model is not None:
             return Divergence(d, model, rename, cond, constraints)
