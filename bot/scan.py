@@ -165,28 +165,38 @@ def options_for(manifest: LoadedManifest | None, time_budget_s: float | None = N
 
 
 def shard_of(planned: list[Planned], index: int, count: int, costs: dict | None = None) -> list[Planned]:
-    """Shard ``index`` (1-based) of ``count``: whole files go to one shard (a file is parsed once),
-    the costliest first to the shard with the least cost so far; the same input always splits the
-    same. A file's cost is the sum of its instances' ``costs`` (by ``cost_key``: the work a previous
-    run measured, results.load_costs), an instance the previous run did not have costing the median
-    of those it had; without costs, every instance costs one."""
+    """Shard ``index`` (1-based) of ``count``: the costliest part first to the shard with the least
+    cost so far; the same input always splits the same. A part is a whole file (parsed once), or,
+    for a file that costs more than a shard's fair share, each of its instances (the file is then
+    parsed in each shard that has some: seconds, against the minutes such a file takes). An
+    instance's cost is its ``costs`` entry (by ``cost_key``: the work a previous run measured,
+    results.load_costs), one the previous run did not have costing the median of those it had;
+    without costs, every instance costs one."""
     known = sorted(costs.values()) if costs else []
     default = known[len(known) // 2] if known else 1
 
     def cost(p: Planned) -> float:
         return costs.get(cost_key(p), default) if costs else 1
 
-    by_file: dict[str, float] = {}
-    for p in planned:
-        by_file[p.file] = by_file.get(p.file, 0) + cost(p)
+    by_file: dict[str, list[int]] = {}
+    for i, p in enumerate(planned):
+        by_file.setdefault(p.file, []).append(i)
+    fair = sum(cost(p) for p in planned) / count
+    parts: list[tuple[float, str, list[int]]] = []
+    for file, idx in by_file.items():
+        total = sum(cost(planned[i]) for i in idx)
+        if total > fair and len(idx) > 1:
+            parts += [(cost(planned[i]), file, [i]) for i in idx]
+        else:
+            parts.append((total, file, idx))
     loads = [0.0] * count
-    mine: set[str] = set()
-    for file in sorted(by_file, key=lambda f: (-by_file[f], f)):
+    mine: set[int] = set()
+    for part_cost, _, idx in sorted(parts, key=lambda x: (-x[0], x[1], x[2])):
         k = min(range(count), key=lambda i: (loads[i], i))
-        loads[k] += by_file[file]
+        loads[k] += part_cost
         if k == index - 1:
-            mine.add(file)
-    return [p for p in planned if p.file in mine]
+            mine.update(idx)
+    return [p for i, p in enumerate(planned) if i in mine]
 
 
 def cost_key(p: Planned) -> tuple[str, str, str]:

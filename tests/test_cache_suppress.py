@@ -172,14 +172,19 @@ def test_a_malformed_baseline_is_a_usage_error(tmp_path):
 def test_shards_partition_the_instances_by_file():
     manifest = load(EXAMPLE / "kernelvet.yaml")
     planned = expand(manifest)
+    per_file: dict = {}
+    for p in planned:
+        per_file[p.file] = per_file.get(p.file, 0) + 1
     for n in (1, 2, 3, 4, 7):
         parts = [shard_of(planned, i, n) for i in range(1, n + 1)]
         assert sorted(id(p) for part in parts for p in part) == sorted(id(p) for p in planned)
-        files = [{p.file for p in part} for part in parts]
+        # Whole files, but for a file with more than a shard's fair share of instances, split.
+        whole = {f for f, c in per_file.items() if c <= len(planned) / n}
+        files = [{p.file for p in part} & whole for part in parts]
         assert all(not (a & b) for i, a in enumerate(files) for b in files[i + 1:])
         assert [len(x) for x in parts] == [len(shard_of(planned, i, n)) for i in range(1, n + 1)]
-    sizes = [len(shard_of(planned, i, 2)) for i in (1, 2)]
-    assert max(sizes) - min(sizes) <= 12  # whole files, balanced by instance count
+        sizes = [len(x) for x in parts]
+        assert max(sizes) - min(sizes) <= max(c for f, c in per_file.items() if f in whole)
 
 
 def test_shards_balanced_by_a_previous_runs_costs():
@@ -192,9 +197,15 @@ def test_shards_balanced_by_a_previous_runs_costs():
     costs = {cost_key(p): (1_000_000 if p.file == heavy else 10) for p in planned if p.file != files[0]}
     parts = [shard_of(planned, i, 2, costs) for i in (1, 2)]
     assert sorted(id(p) for part in parts for p in part) == sorted(id(p) for p in planned)
-    assert [{p.file for p in part} for part in parts] == [{heavy}, set(files) - {heavy}]
-    # By instance count the heavy file shares its shard (it is not the largest).
-    assert {p.file for p in shard_of(planned, 1, 2)} != {heavy}
+    # The heavy file costs more than half the run: its instances are spread over both shards, the
+    # rest of the files fill in around them.
+    heavy_counts = [sum(p.file == heavy for p in part) for part in parts]
+    assert all(heavy_counts) and sum(heavy_counts) == sum(p.file == heavy for p in planned)
+    light = [{p.file for p in part} - {heavy} for part in parts]
+    assert not (light[0] & light[1])
+    # Within a shard's fair share it stays whole.
+    parts = [shard_of(planned, i, 2, {k: (v if v > 10 else 400_000) for k, v in costs.items()}) for i in (1, 2)]
+    assert sorted(sum(p.file == heavy for p in part) for part in parts)[0] == 0
 
 
 def test_merged_shards_equal_the_full_scan(tmp_path, shared_cache):
