@@ -252,3 +252,55 @@ def test_sanitizer_reports_are_read_per_tool():
                  "=========     by thread (64,0,0) in block (0,0,0)\n========= ERROR SUMMARY: 1 error\n")
     assert sync.errors == 1 and sync.at == ("/r/b.cu", 20)
     assert parse("Segmentation fault").errors is None  # no summary: the tool did not finish
+
+
+def test_a_stable_abi_op_is_bound_through_tensor_handles_and_retried_with_half_operators(
+        example_repros, tmp_path, monkeypatch):
+    """An op written against PyTorch's stable ABI (vLLM 0.33's) cannot share a translation unit
+    with torch/extension.h: the reproducer calls it through tensor handles from a second one, builds
+    its own with the stable ABI's macros and the binding without them, and a build that fails with
+    torch's half-operator guards is tried once without them (and first so the next time)."""
+    import types
+    _, _, out = example_repros
+    script = next(d / "repro.py" for d in _by_fingerprint(out).values()
+                  if _constants(d / "repro.py")["KIND"] == "torch-op")
+    g = _constants(script)["build_torch_op"].__globals__
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "ops.cu").write_text("void scale_rows(torch::stable::Tensor& out, const torch::stable::Tensor& x, "
+                                 "double eps, std::optional<torch::stable::Tensor> bias);\n")
+    monkeypatch.setenv("KERNELVET_REPO_ROOT", str(repo))
+    monkeypatch.setenv("KERNELVET_REPRO_BUILD_DIR", str(tmp_path / "build"))
+    monkeypatch.setitem(g, "SOURCES", ["ops.cu"])
+    monkeypatch.setitem(g, "LAUNCHER", "scale_rows")
+    monkeypatch.setitem(g, "DEFINES", {"ENABLE_FP8": "1", "TORCH_TARGET_VERSION": "0x020B000000000000ULL"})
+    monkeypatch.setitem(g, "CALL", {"args": [{"name": "out", "kind": "tensor"}, {"name": "x", "kind": "tensor"},
+                                             {"name": "eps", "kind": "scalar", "value": 1e-6, "float": True},
+                                             {"name": "bias", "kind": "absent"}], "loads": {}})
+    loads = []
+
+    def load(name, sources, extra_cflags, extra_cuda_cflags, build_directory, verbose):
+        loads.append((sources, extra_cflags, extra_cuda_cflags))
+        if "-U__CUDA_NO_HALF_OPERATORS__" not in extra_cuda_cflags:
+            raise RuntimeError("error: no operator \"+=\" matches these operands")
+        return "module"
+    extension = types.ModuleType("torch.utils.cpp_extension")
+    extension.load = load
+    utils = types.ModuleType("torch.utils")
+    utils.cpp_extension = extension
+    torch = types.ModuleType("torch")
+    torch.utils = utils
+    for name, module in (("torch", torch), ("torch.utils", utils), ("torch.utils.cpp_extension", extension)):
+        monkeypatch.setitem(sys.modules, name, module)
+    assert g["build_torch_op"]() == "module" and len(loads) == 2
+    sources, cflags, cuda_flags = loads[1]
+    op_source, binding = (Path(s).read_text() for s in sources[:2])
+    assert "#define USE_CUDA" in op_source and '#include "' + str(repo / "ops.cu") in op_source
+    assert "void kernelvet_call(AtenTensorHandle h0, AtenTensorHandle h1, double s2)" in op_source
+    assert "scale_rows(t0, t1, s2, std::nullopt);" in op_source
+    assert "#include <torch/extension.h>" in binding and "new_tensor_handle(at::Tensor(a0))" in binding
+    assert not any("TORCH_TARGET_VERSION" in f for f in cflags)  # torch/extension.h refuses it
+    assert any("TORCH_TARGET_VERSION" in f for f in cuda_flags)
+    # The next build starts with the flags that worked: one build, not two.
+    loads.clear()
+    assert g["build_torch_op"]() == "module" and len(loads) == 1

@@ -45,14 +45,96 @@ def build_dir():
     return d
 
 
-def write_main_source(text, name):
+def write_main_source(text, name, before=""):
     path = os.path.join(build_dir(), name)
     with open(path, "w") as f:
-        f.write('#include "%s"\n' % os.path.join(root(), SOURCES[0]).replace("\\", "/") + text)
+        f.write(before + '#include "%s"\n' % os.path.join(root(), SOURCES[0]).replace("\\", "/") + text)
     return path
 
 
+def uses_stable_abi():
+    """Whether the op is written against PyTorch's stable ABI (torch::stable::Tensor): it cannot
+    share a translation unit with torch/extension.h, so a second one binds it for Python."""
+    with open(os.path.join(root(), SOURCES[0])) as f:
+        return "torch::stable::" in f.read()
+
+
+# The macros a stable-ABI source is built with beside the manifest's (vLLM's build sets them for
+# its stable-ABI library): the CUDA parts of the C shim, and the oldest PyTorch it targets.
+STABLE_DEFINES = {"USE_CUDA": "", "TORCH_TARGET_VERSION": "0x020B000000000000ULL"}
+
+
+# torch's cpp_extension hides the half-precision operators (-D__CUDA_NO_HALF_OPERATORS__ ...);
+# a repository's own build may not (vLLM's drops them from CUDA 12 on): a build that fails with
+# them is tried once more without.
+HALF_OPERATORS = ["-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__",
+                  "-U__CUDA_NO_BFLOAT16_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__"]
+
+
+def build_stable_torch_op(extra):
+    """The op's file and a caller taking tensor handles, in one translation unit built as the
+    stable ABI wants; the Python binding, which converts at::Tensor to handles, in another."""
+    from torch.utils import cpp_extension
+    params, glue_params, glue_args, call_args, decls = [], [], [], [], []
+    for i, a in enumerate(CALL["args"]):
+        if a["kind"] == "tensor":
+            params.append("AtenTensorHandle h%d" % i)
+            decls.append("  torch::stable::Tensor t%d(h%d);" % (i, i))
+            call_args.append("t%d" % i)
+            glue_params.append("at::Tensor a%d" % i)
+            glue_args.append("torch::aot_inductor::new_tensor_handle(at::Tensor(a%d))" % i)
+        elif a["kind"] == "scalar":
+            ty = "double" if a.get("float") else "int64_t"
+            params.append("%s s%d" % (ty, i))
+            call_args.append("s%d" % i)
+            glue_params.append("%s a%d" % (ty, i))
+            glue_args.append("a%d" % i)
+        elif a["kind"] == "absent":
+            call_args.append("std::nullopt")
+            glue_params.append("py::object a%d" % i)
+        else:
+            raise SystemExit("a stable-ABI op with a %s argument: not supported by this reproducer" % a["kind"])
+    header = "".join("#ifndef %s\n#define %s %s\n#endif\n" % (k, k, v) for k, v in STABLE_DEFINES.items())
+    op_source = write_main_source(
+        "\nvoid kernelvet_call(%s) {\n%s\n  %s(%s);\n}\n"
+        "std::string kernelvet_last_error() { cudaError_t e = cudaGetLastError();\n"
+        "  return e == cudaSuccess ? std::string() : std::string(cudaGetErrorString(e)); }\n"
+        % (", ".join(params), "\n".join(decls), LAUNCHER, ", ".join(call_args)), "op_module.cu", header)
+    glue = os.path.join(build_dir(), "op_binding.cpp")
+    with open(glue, "w") as f:
+        f.write("#include <torch/extension.h>\n#include <torch/csrc/inductor/aoti_torch/utils.h>\n"
+                "void kernelvet_call(%s);\nstd::string kernelvet_last_error();\n"
+                "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n"
+                "  m.def(\"op\", [](%s) { kernelvet_call(%s); });\n"
+                "  m.def(\"last_error\", &kernelvet_last_error); }\n"
+                % (", ".join(params), ", ".join(glue_params),
+                   ", ".join(glue_args)))
+    binding_flags = [x for x in flags() if not x.startswith(("-DTORCH_TARGET_VERSION", "-DTORCH_STABLE_ONLY"))]
+    return cpp_extension.load(
+        name="kernelvet_repro_" + FINGERPRINT[:12], sources=[op_source, glue] + [os.path.join(root(), s) for s in SOURCES[1:]],
+        extra_cflags=["-O1"] + binding_flags, extra_cuda_cflags=["-O1", "-lineinfo"] + flags() + extra,
+        build_directory=build_dir(), verbose=False)
+
+
 def build_torch_op():
+    build = build_stable_torch_op if uses_stable_abi() else build_plain_torch_op
+    # The flags that built it last time come first: trying the others would rebuild it twice.
+    marker = os.path.join(build_dir(), "half-operators")
+    order = [HALF_OPERATORS, []] if os.path.exists(marker) else [[], HALF_OPERATORS]
+    try:
+        return build(order[0])
+    except RuntimeError as exc:
+        sys.stderr.write(str(exc)[-3000:] + "\n(built again %s the half-precision operators)\n"
+                         % ("with" if order[1] else "without"))
+    module = build(order[1])
+    if order[1]:
+        open(marker, "w").close()
+    elif os.path.exists(marker):
+        os.remove(marker)
+    return module
+
+
+def build_plain_torch_op(extra):
     from torch.utils import cpp_extension
     module = write_main_source(
         "\n#include <torch/extension.h>\n"
@@ -64,7 +146,7 @@ def build_torch_op():
         "op_module.cu")
     return cpp_extension.load(
         name="kernelvet_repro_" + FINGERPRINT[:12], sources=[module] + [os.path.join(root(), s) for s in SOURCES[1:]],
-        extra_cflags=["-O1"] + flags(), extra_cuda_cflags=["-O1", "-lineinfo"] + flags(),
+        extra_cflags=["-O1"] + flags(), extra_cuda_cflags=["-O1", "-lineinfo"] + flags() + extra,
         build_directory=build_dir(), verbose=False)
 
 
