@@ -627,14 +627,32 @@ def _concrete(e: Expr | None, env: dict):
     return v.value if isinstance(v, Num) else None
 
 
-def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, line: int) -> dict:
+def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, line: int,
+                  params: tuple = ()) -> dict:
     """The op's call at the witness's sizes: every argument's shape, strides, dtype and value, as a
     reproducer allocates it. Sizes come from the witness's user and derived dims; an argument
     whose size stays unknown is listed in ``unknown``. ``loads``: memory name -> the values the
-    witness loads from it (a reproducer fills the tensor so they occur)."""
+    witness loads from it (a reproducer fills the tensor so they occur). ``params``: the launcher's
+    parameters in order, (name, "int" | "float" | "other"): one the binding leaves out is passed
+    as the engine took it (an integer or flag: any value, the witness's when it names one; an
+    optional: absent), so the call has every argument, in the launcher's order."""
     env = {k: v for k, v in witness.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     args, unknown = [], []
-    for name, a in inst.args:
+    bound = dict(inst.args)
+    kinds = dict(params)
+    ordered = [(name, bound.get(name)) for name, _ in params] if params else list(inst.args)
+    ordered += [(name, a) for name, a in inst.args if name not in kinds and params]
+    for name, a in ordered:
+        if a is None:
+            kind = kinds[name]
+            if kind in ("int", "float"):
+                value = witness.get(name)
+                value = int(value) if isinstance(value, bool) else value
+                args.append({"name": name, "kind": "scalar", "value": value if isinstance(value, (int, float))
+                             else None, "float": kind == "float"})
+            else:
+                args.append({"name": name, "kind": "absent"})
+            continue
         if isinstance(a, TensorArg):
             present = witness.get(f"{name}.has_value()")
             if a.optional and present is False:

@@ -304,3 +304,17 @@ def test_a_stable_abi_op_is_bound_through_tensor_handles_and_retried_with_half_o
     # The next build starts with the flags that worked: one build, not two.
     loads.clear()
     assert g["build_torch_op"]() == "module" and len(loads) == 1
+
+
+def test_the_recorded_call_passes_every_launcher_parameter_in_order(tmp_path):
+    """A parameter the binding leaves out (a later version's new flag) is in the call, where the
+    launcher has it: a reproducer calls the op with as many arguments as it takes."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixture_runner import load_fixture, run_fixture
+
+    from bot.reporters.jsonfmt import to_dict
+    report = to_dict(run_fixture(load_fixture(FIXTURES / "host" / "unbound_mode_argument.cu"), tmp_path))
+    (f,) = report["findings"]
+    args = f["call"]["args"]
+    assert [a["name"] for a in args] == ["out", "x", "mode", "eps"]
+    assert args[2]["kind"] == "scalar" and not args[2]["float"] and args[3]["float"]

@@ -7,6 +7,7 @@ from dataclasses import replace
 from .. import binding as B
 from ..findings import Inconclusive, InstanceResult
 from ..kir import nodes as N
+from ..kir import types as T
 from . import replay
 from .calls import CallOps
 from .context import BudgetExceeded, Context, Options
@@ -132,11 +133,12 @@ def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: 
     except RecursionError:
         ctx.stuck("unsupported", "nesting too deep for the engine", None)
     result.findings = list(ctx.findings.values())
+    params = tuple((p.name, _param_kind(p.ty)) for p in fn.params)
     for f in result.findings:
         f.models = list(models or [])
         f.dtypes = [inst.dtype]
         f.zero_config = inst.zero_config
-        f.call = B.concrete_call(inst, f.witness, ctx.witness_loads(f.witness), fn.name, fn.span.line)
+        f.call = B.concrete_call(inst, f.witness, ctx.witness_loads(f.witness), fn.name, fn.span.line, params)
     result.inconclusive = list(ctx.inconclusive)
     result.assumptions = list(ctx.assumptions)
     result.kernels = list(ctx.kernels)
@@ -148,6 +150,14 @@ def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: 
     result.queries = ctx.solver.stats.queries
     result.work = ctx.meter.units()
     return result, ctx
+
+
+def _param_kind(ty) -> str:
+    """How a reproducer passes a parameter the binding leaves out (binding.concrete_call)."""
+    ty = T.strip_ref(ty)
+    if isinstance(ty, (T.IntType, T.BoolType)):
+        return "int"
+    return "float" if isinstance(ty, T.FloatType) else "other"
 
 
 __all__ = ["Interpreter", "analyze", "Options", "Inconclusive"]
