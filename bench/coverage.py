@@ -13,8 +13,8 @@ share is also given without the kernels no build compiles (a source file no CMak
 repository names: a stand-alone test program) and without dead code (kernels nothing names but
 their definition).
 
-Each file is verified in its own process with a hard limit on its CPU time (budgets count CPU
-time too, so a loaded machine gives the same verdicts, only later), so a kernel that hangs the
+Each file is verified in its own process with a hard limit on its CPU time (budgets count work
+units, docs/performance.md, so a loaded machine gives the same verdicts, only later), so a kernel that hangs the
 solver or exhausts memory costs its own file's verdicts, never the run. A file with many instances (a
 dispatch over dozens of quantization types) is split across up to ``--jobs`` processes.
 """

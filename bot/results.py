@@ -8,6 +8,7 @@ from pathlib import Path
 
 from analyzers import __version__
 
+from .jsonfile import read_json
 from .manifest import LoadedManifest, expand
 from .scan import InstanceReport, ScanReport, merge
 from .serialize import result_in, result_out
@@ -30,12 +31,7 @@ def dump(report: ScanReport, shard: tuple[int, int] | None = None) -> str:
 
 
 def _read(path: Path) -> dict:
-    try:
-        data = json.loads(Path(path).read_text())
-    except OSError as exc:
-        raise ResultsError(f"{path}: cannot read ({exc.strerror})") from None
-    except json.JSONDecodeError as exc:
-        raise ResultsError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+    data = read_json(path, ResultsError)
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise ResultsError(f"{path}: not a kernelvet results file (write one with kernelvet scan --results FILE)")
     return data

@@ -17,6 +17,7 @@ from pathlib import Path
 from analyzers import __version__
 
 from .fingerprint import assign
+from .jsonfile import read_json
 from .reporters import SourceLines
 
 BASELINE_SCHEMA = "kernelvet.baseline/1"
@@ -59,12 +60,7 @@ def suppression_at(lines: SourceLines, file: str, line: int) -> tuple[Suppressio
 
 
 def load_baseline(path: Path) -> set[str]:
-    try:
-        data = json.loads(Path(path).read_text())
-    except OSError as exc:
-        raise BaselineError(f"{path}: cannot read the baseline ({exc.strerror})") from None
-    except json.JSONDecodeError as exc:
-        raise BaselineError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+    data = read_json(path, BaselineError, "the baseline")
     if not isinstance(data, dict) or data.get("schema") != BASELINE_SCHEMA or not isinstance(data.get("findings"), list):
         raise BaselineError(f"{path}:1:1: not a kernelvet baseline (expected \"schema\": \"{BASELINE_SCHEMA}\")")
     out = set()

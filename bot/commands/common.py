@@ -21,7 +21,8 @@ def add_repo_args(p) -> None:
     p.add_argument("--no-cache", action="store_true", help="verify everything again; read and write no cache")
     p.add_argument("--baseline", help="findings listed in this file are reported as baselined and fail nothing "
                                       "(default: ROOT/.kernelvet-baseline.json when it exists)")
-    p.add_argument("--time-budget", type=float, help="CPU seconds per instance before it is inconclusive (default 60)")
+    p.add_argument("--time-budget", type=float, help="budget per instance, in seconds of one idle core counted as work units (default 60): "
+                        "past it the instance is inconclusive")
 
 
 def add_output_args(p, formats=("text", "json", "sarif")) -> None:

@@ -3,14 +3,14 @@ workflow-command annotations. The token is read from the environment only and ne
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 from github import Auth, Github, GithubRetry
+
+from ..jsonfile import read_json
 
 
 class EventError(Exception):
@@ -42,12 +42,7 @@ def _load(path: str | None) -> dict:
     path = path or os.environ.get("GITHUB_EVENT_PATH")
     if not path:
         raise EventError("no event: GITHUB_EVENT_PATH is not set (run inside GitHub Actions, or give --event FILE)")
-    try:
-        data = json.loads(Path(path).read_text())
-    except OSError as exc:
-        raise EventError(f"{path}: cannot read the event ({exc.strerror})") from None
-    except json.JSONDecodeError as exc:
-        raise EventError(f"{path}:{exc.lineno}:{exc.colno}: the event is not valid JSON: {exc.msg}") from None
+    data = read_json(path, EventError, "the event")
     if not isinstance(data, dict):
         raise EventError(f"{path}: the event is not a JSON object")
     return data
