@@ -255,7 +255,7 @@ class RaceCheck(Check):
             parts.append(value_a != rename(value_b))  # the same value written by both: benign
         cond = z3.And(*parts)
         constraints = list(pc_a) + [rename(t) for t in pc_b] + [cond]
-        return rename, cond, constraints + rename.equal_loads(constraints)
+        return rename, cond, constraints + rename.equal_loads([cond])
 
 
 def _finding(ctx, threads, a: Place, b: Place, rename, model, cond) -> Finding:

@@ -492,7 +492,9 @@ def diverging(ctx, threads: LaunchThreads, pc: tuple, peer, skip=frozenset(), as
                       threads.other_thread(rename), *peer(rename))
         ctx.tick()
         constraints = list(pc) + [rename(x) for x in pc[:i]] + [cond]
-        constraints += rename.equal_loads(constraints)
+        # Only the loads the two sides' condition reads: facts for every load of the path cost
+        # more solver time than the answers they change.
+        constraints += rename.equal_loads([cond])
         model = ctx.solver.model(constraints)
         if model is not None:
             return Divergence(d, model, rename, cond, constraints)
