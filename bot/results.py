@@ -10,7 +10,7 @@ from analyzers import __version__
 
 from .jsonfile import read_json
 from .manifest import LoadedManifest, expand
-from .scan import InstanceReport, ScanReport, merge
+from .scan import InstanceReport, ScanReport, instance_key, merge
 from .serialize import result_in, result_out
 
 SCHEMA = "kernelvet.results/1"
@@ -52,7 +52,7 @@ def load_costs(paths: list[Path]) -> dict:
                 if "file" not in item or (not work and item.get("cached")):
                     continue
                 cost = work or float(r.get("seconds", 0.0)) * UNITS_PER_SECOND
-                costs[(str(item["file"]), str(item["op"]), str(item["instance"]))] = cost
+                costs[instance_key(str(item["file"]), str(item["op"]), str(item["instance"]))] = cost
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise ResultsError(f"{path}: instances[{i}]: malformed result ({exc})") from None
     return costs

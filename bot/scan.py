@@ -174,19 +174,16 @@ def shard_of(planned: list[Planned], index: int, count: int, costs: dict | None 
     without costs, every instance costs one."""
     known = sorted(costs.values()) if costs else []
     default = known[len(known) // 2] if known else 1
-
-    def cost(p: Planned) -> float:
-        return costs.get(cost_key(p), default) if costs else 1
-
+    cost = [costs.get(cost_key(p), default) for p in planned] if costs else [1] * len(planned)
     by_file: dict[str, list[int]] = {}
     for i, p in enumerate(planned):
         by_file.setdefault(p.file, []).append(i)
-    fair = sum(cost(p) for p in planned) / count
+    fair = sum(cost) / count
     parts: list[tuple[float, str, list[int]]] = []
     for file, idx in by_file.items():
-        total = sum(cost(planned[i]) for i in idx)
+        total = sum(cost[i] for i in idx)
         if total > fair and len(idx) > 1:
-            parts += [(cost(planned[i]), file, [i]) for i in idx]
+            parts += [(cost[i], file, [i]) for i in idx]
         else:
             parts.append((total, file, idx))
     loads = [0.0] * count
@@ -200,8 +197,13 @@ def shard_of(planned: list[Planned], index: int, count: int, costs: dict | None 
 
 
 def cost_key(p: Planned) -> tuple[str, str, str]:
-    """An instance as a later run of an edited manifest still names it (op indexes shift)."""
-    return (p.file, p.op_name, repr(p.instance))
+    """An instance as a later run of an edited manifest still names it (op indexes shift), as a
+    results file records it (results.dump: file, op, instance)."""
+    return instance_key(p.file, p.op_name, repr(p.instance))
+
+
+def instance_key(file: str, op: str, instance: str) -> tuple[str, str, str]:
+    return (file, op, instance)
 
 
 def scan(root: Path, manifest: LoadedManifest | None, only_files: set[str] | None = None, progress=None,

@@ -71,10 +71,23 @@ HALF_OPERATORS = ["-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS_
                   "-U__CUDA_NO_BFLOAT16_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__"]
 
 
+# Asked in the op's own translation unit, of the runtime it launched with: a launch that fails its
+# configuration leaves an error only cudaGetLastError returns (it is not sticky).
+LAST_ERROR = ("std::string kernelvet_last_error() { cudaError_t e = cudaGetLastError();\n"
+              "  return e == cudaSuccess ? std::string() : std::string(cudaGetErrorString(e)); }\n")
+
+
+def load_extension(sources, cflags, cuda_flags):
+    from torch.utils import cpp_extension
+    return cpp_extension.load(
+        name="kernelvet_repro_" + FINGERPRINT[:12], sources=sources + [os.path.join(root(), s) for s in SOURCES[1:]],
+        extra_cflags=["-O1"] + cflags, extra_cuda_cflags=["-O1", "-lineinfo"] + cuda_flags,
+        build_directory=build_dir(), verbose=False)
+
+
 def build_stable_torch_op(extra):
     """The op's file and a caller taking tensor handles, in one translation unit built as the
     stable ABI wants; the Python binding, which converts at::Tensor to handles, in another."""
-    from torch.utils import cpp_extension
     params, glue_params, glue_args, call_args, decls = [], [], [], [], []
     for i, a in enumerate(CALL["args"]):
         if a["kind"] == "tensor":
@@ -96,10 +109,9 @@ def build_stable_torch_op(extra):
             raise SystemExit("a stable-ABI op with a %s argument: not supported by this reproducer" % a["kind"])
     header = "".join("#ifndef %s\n#define %s %s\n#endif\n" % (k, k, v) for k, v in STABLE_DEFINES.items())
     op_source = write_main_source(
-        "\nvoid kernelvet_call(%s) {\n%s\n  %s(%s);\n}\n"
-        "std::string kernelvet_last_error() { cudaError_t e = cudaGetLastError();\n"
-        "  return e == cudaSuccess ? std::string() : std::string(cudaGetErrorString(e)); }\n"
-        % (", ".join(params), "\n".join(decls), LAUNCHER, ", ".join(call_args)), "op_module.cu", header)
+        "\nvoid kernelvet_call(%s) {\n%s\n  %s(%s);\n}\n" % (", ".join(params), "\n".join(decls), LAUNCHER,
+                                                            ", ".join(call_args)) + LAST_ERROR,
+        "op_module.cu", header)
     glue = os.path.join(build_dir(), "op_binding.cpp")
     with open(glue, "w") as f:
         f.write("#include <torch/extension.h>\n#include <torch/csrc/inductor/aoti_torch/utils.h>\n"
@@ -107,13 +119,9 @@ def build_stable_torch_op(extra):
                 "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n"
                 "  m.def(\"op\", [](%s) { kernelvet_call(%s); });\n"
                 "  m.def(\"last_error\", &kernelvet_last_error); }\n"
-                % (", ".join(params), ", ".join(glue_params),
-                   ", ".join(glue_args)))
+                % (", ".join(params), ", ".join(glue_params), ", ".join(glue_args)))
     binding_flags = [x for x in flags() if not x.startswith(("-DTORCH_TARGET_VERSION", "-DTORCH_STABLE_ONLY"))]
-    return cpp_extension.load(
-        name="kernelvet_repro_" + FINGERPRINT[:12], sources=[op_source, glue] + [os.path.join(root(), s) for s in SOURCES[1:]],
-        extra_cflags=["-O1"] + binding_flags, extra_cuda_cflags=["-O1", "-lineinfo"] + flags() + extra,
-        build_directory=build_dir(), verbose=False)
+    return load_extension([op_source, glue], binding_flags, flags() + extra)
 
 
 def build_torch_op():
@@ -135,19 +143,11 @@ def build_torch_op():
 
 
 def build_plain_torch_op(extra):
-    from torch.utils import cpp_extension
     module = write_main_source(
-        "\n#include <torch/extension.h>\n"
-        # A launch that fails its configuration leaves an error only cudaGetLastError returns (it
-        # is not sticky): asked in the op's own translation unit, of the runtime it launched with.
-        "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"op\", &%s);\n"
-        "  m.def(\"last_error\", [] { cudaError_t e = cudaGetLastError();\n"
-        "    return e == cudaSuccess ? std::string() : std::string(cudaGetErrorString(e)); }); }\n" % LAUNCHER,
-        "op_module.cu")
-    return cpp_extension.load(
-        name="kernelvet_repro_" + FINGERPRINT[:12], sources=[module] + [os.path.join(root(), s) for s in SOURCES[1:]],
-        extra_cflags=["-O1"] + flags(), extra_cuda_cflags=["-O1", "-lineinfo"] + flags() + extra,
-        build_directory=build_dir(), verbose=False)
+        "\n#include <torch/extension.h>\n" + LAST_ERROR
+        + "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"op\", &%s);\n"
+          "  m.def(\"last_error\", &kernelvet_last_error); }\n" % LAUNCHER, "op_module.cu")
+    return load_extension([module], flags(), flags() + extra)
 
 
 def nvcc_build(source):
