@@ -628,11 +628,12 @@ def _concrete(e: Expr | None, env: dict):
 
 
 def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, line: int,
-                  params: tuple = ()) -> dict:
+                  params: tuple = (), elements: dict | None = None) -> dict:
     """The op's call at the witness's sizes: every argument's shape, strides, dtype and value, as a
     reproducer allocates it. Sizes come from the witness's user and derived dims; an argument
     whose size stays unknown is listed in ``unknown``. ``loads``: memory name -> the values the
-    witness loads from it (a reproducer fills the tensor so they occur). ``params``: the launcher's
+    witness loads from it (a reproducer fills the tensor so they occur); ``elements``: memory name
+    -> [[element index, value], ...], where each was loaded (the reproducer sets those). ``params``: the launcher's
     parameters in order, (name, "int" | "float" | "other"): one the binding leaves out is passed
     as the engine took it (an integer or flag: any value, the witness's when it names one; an
     optional: absent), so the call has every argument, in the launcher's order."""
@@ -692,6 +693,8 @@ def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, lin
             args.append({"name": name, "kind": "string", "text": a.text})
         else:
             args.append({"name": name, "kind": "absent"})
-    loads = {k: v for k, v in loads.items() if any(x["name"] == k for x in args)}
+    names = {x["name"] for x in args}
+    loads = {k: v for k, v in loads.items() if k in names}
+    elements = {k: v for k, v in (elements or {}).items() if k in names}
     return {"op": inst.op, "file": inst.file, "launcher": launcher, "line": line, "dtype": inst.dtype,
-            "args": args, "loads": loads, "unknown": unknown}
+            "args": args, "loads": loads, "elements": elements, "unknown": unknown}

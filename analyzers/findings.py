@@ -70,6 +70,7 @@ class Finding:
     related: list[Span] = field(default_factory=list)  # other places that fail for the same witness
     value_sources: list[tuple] = field(default_factory=list)  # (region kind, name, bounded) of loads it needs
     call: dict | None = None  # the op's arguments at the witness (binding.concrete_call): what a reproducer runs
+    load_elements: dict = field(default_factory=dict)  # memory -> [[element, value]] the witness loads (context.py)
 
     def key(self) -> tuple:
         return (self.check, self.location.file, self.location.line, self.location.col, self.kernel or "")

@@ -11,3 +11,6 @@ FULL_MASK = 0xFFFFFFFF  # every lane of a warp
 # A program's command line on Linux: at most ARG_MAX (2 MiB by default) of strings and pointers,
 # so no more arguments than this (each takes a pointer and at least its terminating byte).
 MAX_ARGC = (2 << 20) // 9
+# GPU memory a witness's tensors may take for a reproducer to run it: an 80 GB card, less what the
+# CUDA context and PyTorch take. Witnesses are minimised under it where a failing input fits.
+WITNESS_MEMORY_GIB = 72.0

@@ -51,6 +51,7 @@ class CallEntry(_Strict):
     dtype: StrictStr
     args: list[CallArgEntry]
     loads: dict[StrictStr, list[Number]]
+    elements: dict[StrictStr, list[tuple[StrictInt, Number]]] = {}  # memory -> [element, value] loaded
     unknown: list[StrictStr]
 
 

@@ -161,7 +161,8 @@ def options_for(manifest: LoadedManifest | None, time_budget_s: float | None = N
     returns = tuple(sorted((name, r.min, r.max) for name, r in spec.returns.items()))
     return Options(time_budget_s=o.time_budget_s if time_budget_s is None else time_budget_s,
                    query_timeout_ms=o.query_timeout_ms, unroll_max=o.unroll_max, minimal_witness=o.minimal_witness,
-                   follow_ups=o.follow_ups, returns=returns)
+                   follow_ups=o.follow_ups, returns=returns,
+                   witness_memory_bytes=int(o.witness_memory_gib * (1 << 30)))
 
 
 def shard_of(planned: list[Planned], index: int, count: int, costs: dict | None = None) -> list[Planned]:

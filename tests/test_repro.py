@@ -318,3 +318,59 @@ def test_the_recorded_call_passes_every_launcher_parameter_in_order(tmp_path):
     args = f["call"]["args"]
     assert [a["name"] for a in args] == ["out", "x", "mode", "eps"]
     assert args[2]["kind"] == "scalar" and not args[2]["float"] and args[3]["float"]
+
+
+@pytest.mark.parametrize("bound_gib", [72, 8])
+def test_a_witness_is_chosen_to_fit_the_memory_bound_and_says_so(tmp_path, bound_gib):
+    """The fewest tokens that wrap the rotation's row offset come with 80 GiB of tensors: under the
+    default 72 GiB bound the witness is the smallest input that fits (more tokens, a smaller dim),
+    and the reproducer can run it; under 8 GiB no failing input fits (the two activations alone
+    hold 2^31 floats each), the finding says so and the reproducer is not runnable."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixture_runner import load_fixture, run_fixture
+
+    from bot.reporters.jsonfmt import to_dict
+    from bot.repro.plan import plan
+
+    fx = load_fixture(FIXTURES / "overflow" / "rotation_row_offset_needs_memory.cu")
+    if bound_gib != 72:
+        fx.header["options"] = {"witness_memory_gib": bound_gib}
+    (f,) = to_dict(run_fixture(fx, tmp_path))["findings"]
+    w = f["witness"]
+    r = plan(f, memory_gib=bound_gib)
+    if bound_gib == 72:
+        assert "The smallest failing sizes need 80.0 GiB of GPU memory" in f["message"], f["message"]
+        # Wraps (token * dim past 2^31), fits (two activations and the rotation), and more tokens
+        # than the smallest overall input (16,385 at dim 131,072).
+        assert (w["num_tokens"] - 1) * w["dim"] >= 1 << 31 and w["num_tokens"] > 16385
+        assert 4 * (2 * w["num_tokens"] * w["dim"] + w["dim"] ** 2) == r.device_bytes <= 72 << 30
+        assert r.not_runnable is None
+    else:
+        assert "No failing input found fits 8.0 GiB of GPU memory" in f["message"], f["message"]
+        assert r.not_runnable and "more than the bound of 8.0 GiB" in r.not_runnable
+
+
+def test_loaded_values_are_put_at_the_elements_the_kernel_reads(tmp_path):
+    """The padded copy fails only when a sequence's end and start differ by more than max_len: two
+    loaded values of cu_seqlens at two elements. The call places each at its element (a tensor
+    filled with one value would give an empty sequence), and the reproducer has nothing to warn."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixture_runner import load_fixture, run_fixture
+
+    from bot.reporters.jsonfmt import to_dict
+    from bot.repro.plan import plan
+
+    fx = load_fixture(FIXTURES / "oob" / "pad_sequences_longer_than_max_len.cu")
+    fx.header["dtypes"] = ["float16"]
+    (f,) = to_dict(run_fixture(fx, tmp_path))["findings"]
+    w, call = f["witness"], f["call"]
+    cells = dict(map(tuple, call["elements"]["cu_seqlens"]))
+    seq = w["blockIdx.y"]
+    assert cells[seq + 1] - cells[seq] > w["max_len"], (cells, w)
+    assert sorted(cells.values()) == sorted(call["loads"]["cu_seqlens"])
+    assert not [n for n in plan(f).notes if "different values" in n]
+    write_dir = tmp_path / "repro"
+    from bot.repro.scripts import write
+    write(plan(f), f, write_dir, FIXTURES)
+    g = _constants(write_dir / "repro.py")
+    assert g["CALL"]["elements"] == call["elements"] and "set_elements" in g

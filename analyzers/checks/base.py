@@ -48,7 +48,8 @@ def span_key(span: N.Span) -> tuple:
 
 def make_finding(ctx: Context, st, check: str, message: str, location: N.Span, model, cond, **kw) -> Finding:
     return Finding(check=check, message=message, location=location, op=ctx.op, kernel=ctx.kernel,
-                   witness=ctx.witness(model, cond, st.thread), value_sources=ctx.loads_in(cond), **kw)
+                   witness=ctx.witness(model, cond, st.thread), value_sources=ctx.loads_in(cond),
+                   load_elements=ctx.load_elements(model, cond), **kw)
 
 
 def value_of(model, term, signed: bool = True) -> int:

@@ -7,6 +7,7 @@ import z3
 
 from ..findings import Finding, Inconclusive
 from ..kir import nodes as N
+from ..limits import WITNESS_MEMORY_GIB
 from . import lia, replay
 from .solver import Solver, SolverUnknown
 from .work import Meter
@@ -44,6 +45,9 @@ class Options:
     pins: tuple = ()
     # Results the manifest states for repository functions: (name, min, max); such calls are not followed.
     returns: tuple = ()
+    # GPU memory (bytes) a witness's tensors may take: a failing input that fits is preferred, so a
+    # reproducer can run it (limits.WITNESS_MEMORY_GIB). 0: no bound.
+    witness_memory_bytes: int = int(WITNESS_MEMORY_GIB * (1 << 30))
 
 
 @dataclass
@@ -102,6 +106,9 @@ class Context:
         self.replay_pins: list = []  # (rank, inputs) of findings a loop summary could not settle
         self.pin_terms = replay.pin_terms(self.options.pins)  # [(constant, value)] of a replay
         self.threads = None  # the running launch's facts for the thread checks (threads.LaunchThreads)
+        self.device_regions: list = []  # the op's GPU tensors and buffers: what a reproducer allocates
+        self.memory_notes: dict[tuple, str] = {}  # a witness's sizes -> what fitting it in memory changed
+        self.load_offsets: dict[str, tuple] = {}  # z3 name of a loaded value -> (byte offset, element size)
 
     # ------------------------------------------------------------ budgets
 
@@ -196,6 +203,9 @@ class Context:
             return
         key = finding.key()
         if key not in self.findings:
+            note = self.memory_notes.get(self.sizes_key(finding.witness))
+            if note:
+                finding.message = f"{finding.message.rstrip('.')}. {note}"
             self.findings[key] = finding
 
     def value_dependence(self, value_sources: list) -> str | None:
@@ -272,7 +282,62 @@ class Context:
 
     def minimal(self, pc: tuple, cond: z3.BoolRef, cond_int: z3.BoolRef | None, model):
         """A witness with the smallest sizes: "fails from 1,048,577 tokens" is what a maintainer can
-        act on. The sizes are minimised in integers (fast), then checked in bit-vectors: integers
+        act on; among those, one whose tensors fit a GPU (``witness_memory_bytes``) when the
+        smallest does not, so that a reproducer can run it."""
+        return self._fit_memory(pc, cond, cond_int, self._smallest(pc, cond, cond_int, model))
+
+    def device_bytes(self, model) -> int:
+        """GPU memory the op's tensors take at ``model``'s sizes."""
+        return sum(model.eval(r.size, model_completion=True).as_long() for r in self.device_regions)
+
+    def _fit_memory(self, pc: tuple, cond: z3.BoolRef, cond_int: z3.BoolRef | None, model):
+        """``model`` when its tensors fit the memory bound; else the smallest failing sizes that fit,
+        if any (minimised as ``_smallest`` does, under the bound). Either way the finding says so
+        (``memory_notes``): a maintainer learns why the witness is not the smallest input."""
+        bound = self.options.witness_memory_bytes
+        if not (bound and self.device_regions and self.options.minimal_witness) or model is None:
+            return model
+        need = self.device_bytes(model)
+        if need <= bound:
+            return model
+        # 72 bits: a sum of 64-bit sizes cannot wrap.
+        fits = z3.ULE(z3.Sum([z3.ZeroExt(8, r.size) for r in self.device_regions]), z3.BitVecVal(bound, 72))
+        constraints = list(pc) + [cond, fits]
+        better = None
+        sizes = [r.size_iv for r in self.device_regions]
+        if cond_int is not None and self.dim_order and None not in sizes:
+            values = self.lia.minimize(pc, z3.And(cond_int, z3.Sum(sizes) <= bound),
+                                       [name for name, _ in self.dim_order])
+            if values:
+                better = self._try_model(constraints + [term == values[name] for name, term in self.dim_order
+                                                        if name in values])
+        if better is None and not self.over_budget():
+            better = self._try_model(constraints)
+            if better is not None and self.dim_order:
+                better = self._bisect(constraints, {}, better, steps=16, effort=0.5)
+                first = self.dim_order[0][1]
+                better = self._shrink_parts(constraints, [first == better.eval(first, model_completion=True)], better)
+        if better is None:
+            self._memory_note(model, f"No failing input found fits {_gib(bound)} of GPU memory (this one needs "
+                                     f"{_gib(need)}): a reproducer cannot run it on such a card.")
+            return model
+        self._memory_note(better, f"The smallest failing sizes need {_gib(need)} of GPU memory; this witness, "
+                                  f"the smallest found within {_gib(bound)}, needs {_gib(self.device_bytes(better))}.")
+        return better
+
+    def sizes_key(self, values) -> tuple:
+        """The user and derived sizes of a witness (a model, or a witness dict): what identifies
+        the input a finding's note is about."""
+        kinds = ("user", "derived", "stated")
+        if isinstance(values, dict):
+            return tuple((s.name, values.get(s.name)) for s in self.symbols.values() if s.kind in kinds)
+        return tuple((s.name, _value(values, s)) for s in self.symbols.values() if s.kind in kinds)
+
+    def _memory_note(self, model, note: str) -> None:
+        self.memory_notes[self.sizes_key(model)] = note
+
+    def _smallest(self, pc: tuple, cond: z3.BoolRef, cond_int: z3.BoolRef | None, model):
+        """The smallest sizes: minimised in integers (fast), then checked in bit-vectors: integers
         admit every real behaviour, so when the bit-vectors agree, the minimum is the true one.
         Otherwise ``model`` stays."""
         if not (self.options.minimal_witness and self.dim_order) or cond_int is None:
@@ -294,7 +359,10 @@ class Context:
         better = self._try_model(list(pc) + [cond] + fixed)
         if better is None:
             return self._bisect(list(pc) + [cond], values, model)
-        # The total fixed, its parts as small as they can be, in order (batch=1, seq_len=N).
+        return self._shrink_parts(list(pc) + [cond], fixed, better)
+
+    def _shrink_parts(self, constraints: list, fixed: list, better):
+        """The first size fixed, the others as small as they can be, in order (batch=1, seq_len=N)."""
         for name, term in self.dim_order[1:]:
             lo = self.dim_lo.get(name)
             if lo is None:
@@ -304,7 +372,7 @@ class Context:
                 if lo >= hi or self.over_budget():
                     break  # out of budget: the witness found so far stands
                 mid = lo if hi - lo <= 1 else (lo + hi) // 2
-                trial = self._try_model(list(pc) + [cond] + fixed + [z3.ULE(term, mid)])
+                trial = self._try_model(constraints + fixed + [z3.ULE(term, mid)])
                 if trial is None:
                     lo = mid + 1
                 else:
@@ -348,6 +416,28 @@ class Context:
                     values.append(value)
         return out
 
+    def load_elements(self, model: z3.ModelRef, cond: z3.ExprRef | None) -> dict[str, list]:
+        """Where the loads a failing condition needs read, and what: memory name -> [[element
+        index, value], ...], so that a reproducer puts each value where the kernel reads it."""
+        out: dict[str, list] = {}
+        if cond is None:
+            return out
+        for sym in self.symbols_behind(cond):
+            where = self.load_offsets.get(str(sym.term))
+            if sym.kind != "load" or not sym.origin or where is None:
+                continue
+            off = model.eval(where[0], model_completion=True)
+            value = _value(model, sym)
+            if not z3.is_bv_value(off) or isinstance(value, bool) or not isinstance(value, int):
+                continue
+            off = off.as_signed_long()
+            if off < 0 or off % where[1]:
+                continue
+            cells = out.setdefault(sym.origin[1], [])
+            if all(index != off // where[1] for index, _ in cells):
+                cells.append([off // where[1], value])
+        return out
+
     def witness(self, model: z3.ModelRef, cond: z3.ExprRef | None, thread) -> dict:
         """Values of every symbol that matters: user dims, model fields, dtype, thread, loop
         iterations and loaded values that the failing condition mentions."""
@@ -374,6 +464,10 @@ class Context:
                 if id(sym) in behind and sym.kind in ("loop", "load", "havoc", "host") and sym.name not in out:
                     out[sym.name] = _value(model, sym)
         return out
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):.1f} GiB"
 
 
 def _value(model: z3.ModelRef, sym: Symbol):

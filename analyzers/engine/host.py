@@ -190,6 +190,7 @@ class HostOps:
                 values = (self.sym_int(arg.values[0], p.span), self.sym_int(arg.values[1], p.span))
             region = self.new_region("global", p.name, nbytes, p.span, elem_size=arg.elem_size, values=values,
                                      align=256)
+            self.ctx.device_regions.append(region)
             return PtrV(region, const_int(0, T.INT64), ty.pointee)
         if isinstance(ty, T.PtrType) and (isinstance(arg, B.BufferArg) or (
                 isinstance(arg, B.ScalarArg) and arg.value is None and fn.name == B.KERNEL_LAUNCHER)):
@@ -238,14 +239,19 @@ class HostOps:
             cpu = z3.BoolVal(True)
         elif arg.device == "any":  # the launcher's checks decide (TORCH_CHECK(x.is_cpu()))
             cpu = self.ctx.symbol(f"{name}.is_cpu()", z3.Bool(self.ctx.fresh_name(f"{name}_cpu")), "user")
+        on_gpu = arg.device != "cpu" and not arg.unchecked  # what a reproducer allocates on the card
         if not lazy:
             region = self.storage_region(name, extent, size, span, values, note)
             self.tensor_facts.track(region, name, size)
+            if on_gpu:
+                self.ctx.device_regions.append(region)
             return TensorV(name, dims, strides, arg.dtype, region, cpu=cpu)
         code, esize = self.dtype_symbol(name, st)
         lazy_dtype = LazyDtype(code, esize, extent)
         nbytes = UNCHECKED_SIZE if arg.unchecked else ints.arith("*", extent, esize, T.INT64, span)
         placeholder = self.new_region("global", name, nbytes, span, values=values, align=256, note=note)
+        if on_gpu:
+            self.ctx.device_regions.append(placeholder)
         return TensorV(name, dims, strides, B.LAZY_DTYPE, placeholder, lazy=lazy_dtype, cpu=cpu)
 
     def storage_region(self, name: str, extent: IntV, esize: int, span: N.Span, values=None, note: str = "") -> Region:

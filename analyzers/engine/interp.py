@@ -138,7 +138,8 @@ def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: 
         f.models = list(models or [])
         f.dtypes = [inst.dtype]
         f.zero_config = inst.zero_config
-        f.call = B.concrete_call(inst, f.witness, ctx.witness_loads(f.witness), fn.name, fn.span.line, params)
+        f.call = B.concrete_call(inst, f.witness, ctx.witness_loads(f.witness), fn.name, fn.span.line, params,
+                                 f.load_elements)
     result.inconclusive = list(ctx.inconclusive)
     result.assumptions = list(ctx.assumptions)
     result.kernels = list(ctx.kernels)

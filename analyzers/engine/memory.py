@@ -169,7 +169,7 @@ class MemoryOps:
             raise PathEnd("abort", "null dereference", span, kind="null")
         if loc.region.tracked:
             return self._load_tracked(st, loc.region, loc.off, ty, span)
-        v = self._load_untracked(st, loc.region, ty, span)
+        v = self._load_untracked(st, loc.region, ty, span, loc.off)
         if isinstance(v, FloatV):
             v = FloatV(v.ty, ("mem", loc.region.id, loc.off.bv))
         self.facts_on_load(st, loc.region, loc.off, v, span)
@@ -307,20 +307,24 @@ class MemoryOps:
             raise PathEnd("stuck", f"a value of type {ty.name} read from untracked memory", span)
         return v
 
-    def _load_untracked(self, st: State, region: Region, ty: T.Type, span: N.Span) -> Val:
+    def _load_untracked(self, st: State, region: Region, ty: T.Type, span: N.Span, off=None) -> Val:
         if region.note == "argv" and isinstance(ty, T.PtrType):
             # A command-line string: its content and length are the user's.
             string = self.new_region("host", f"a string of {region.name}", UNCHECKED_SIZE, span, align=1,
                                      note="unchecked")
             return PtrV(string, const_int(0, T.INT64), ty.pointee)
-        return self._bound_loaded(st, region, self._fresh(ty, region.name, span), span)
+        return self._bound_loaded(st, region, self._fresh(ty, region.name, span), span, off)
 
-    def _bound_loaded(self, st: State, region: Region, v: Val, span: N.Span) -> Val:
-        """Register a loaded value for witnesses and bound it by the binding's value range."""
+    def _bound_loaded(self, st: State, region: Region, v: Val, span: N.Span, off=None) -> Val:
+        """Register a loaded value for witnesses and bound it by the binding's value range.
+        ``off``: where it was loaded (a whole element of the region), so that a reproducer can put
+        the witness's value at that element."""
         if isinstance(v, StructV):
             return StructV(v.ty, {k: self._bound_loaded(st, region, f, span) for k, f in v.fields.items()})
         if not isinstance(v, IntV):
             return v
+        if off is not None and region.elem_size and v.ty.size == region.elem_size:
+            self.ctx.load_offsets[str(v.bv)] = (off.bv, region.elem_size)
         # Memory the op allocated holds what an earlier kernel of it wrote, which is not carried
         # from one launch to the next.
         kind = "scratch" if region.kind == "global" and region.note == "allocated" else \

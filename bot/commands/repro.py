@@ -25,8 +25,9 @@ def register(sub) -> None:
                                       "kernelvet.yaml at the root when it exists)")
     p.add_argument("--out", default=DEFAULT_OUT, help=f"where to write them (default: {DEFAULT_OUT})")
     p.add_argument("--memory-gib", type=float, default=None,
-                   help="GPU memory a reproducer may allocate (default 72): a witness needing more is written "
-                        "as not runnable, and says so")
+                   help="GPU memory a reproducer may allocate (default: the manifest's witness_memory_gib, 72, "
+                        "which the scan chose witnesses under): a witness needing more is written as not "
+                        "runnable, and says so")
     p.set_defaults(func=run_repro)
 
     c = sub.add_parser("confirm", help="run the reproducers kernelvet repro wrote, under compute-sanitizer, and "

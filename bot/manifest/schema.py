@@ -7,6 +7,7 @@ from pydantic import (BaseModel, ConfigDict, Field, StrictFloat, StrictInt, Stri
                       model_validator)
 
 from analyzers.binding import DTYPE_SIZES, canonical_dtype
+from analyzers.limits import WITNESS_MEMORY_GIB
 
 Number = Union[StrictInt, StrictFloat]
 # Sizes, strides, bounds and dims: a boolean is never one (YAML's true would become 1).
@@ -125,6 +126,8 @@ class Options(Strict):
     unroll_max: StrictInt = Field(16, ge=1, le=4096)
     minimal_witness: bool = True
     follow_ups: int = Field(default=2, ge=0, le=8)
+    # The GPU memory the reproducers of findings may take (kernelvet repro): witnesses are chosen to fit.
+    witness_memory_gib: float = Field(WITNESS_MEMORY_GIB, gt=0, le=1 << 20)
 
 
 DEFAULT_DIMS = {"batch": DimRange(min=1, max=1000), "seq_len": DimRange(min=1, max=2_000_000)}

@@ -10,6 +10,7 @@ from math import prod
 
 from analyzers.binding import DTYPE_SIZES, KERNEL_OP, canonical_dtype
 from analyzers.findings import STATIC_ONLY
+from analyzers.limits import WITNESS_MEMORY_GIB as DEFAULT_MEMORY_GIB
 
 # The compute-sanitizer tool that reports each check's bug; "none": the CUDA runtime itself does
 # (a launch outside CUDA's limits fails at the launch).
@@ -20,7 +21,6 @@ TOOLS = {
 }
 
 TORCH_DTYPES = {canonical_dtype(n) for n in DTYPE_SIZES}  # every dtype kernelvet knows is a torch one
-DEFAULT_MEMORY_GIB = 72.0  # an 80 GB card, less what the CUDA context and torch take
 SANITIZER_MAX_BYTES = 1 << 30  # above this, memcheck's cost per access makes the plain run the judge
 UNSTATED_BUFFER_BYTES = 64 << 20  # a bare kernel's `any` pointer: memory nobody sized
 
@@ -122,7 +122,10 @@ def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB) -> Re
             if a.get("bytes") is None:
                 r.notes.append(f"'{a['name']}' has no size in the binding: {UNSTATED_BUFFER_BYTES >> 20} MiB "
                                "are allocated")
+    placed = call.get("elements") or {}
     for name, values in (call.get("loads") or {}).items():
+        # Values whose element the witness names are put there; the rest come from the fill.
+        values = [v for v in values if v not in {value for _, value in placed.get(name, [])}]
         if len(values) > 1:
             r.notes.append(f"the witness loads {len(values)} different values from '{name}' ({values[:4]}): the "
                            f"tensor is filled with {values[0]}, so the failing access may need another of them")

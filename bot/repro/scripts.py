@@ -170,9 +170,12 @@ def c_value(a):
 
 
 def fill_value(a):
+    """What a tensor is filled with: a value the witness loads from it at an element it does not
+    name (those are set one by one), else one it loads, else the low end of its binding's range."""
     values = CALL["loads"].get(a["name"])
+    placed = {value for _, value in CALL.get("elements", {}).get(a["name"], [])}
     if values:
-        return values[0]
+        return next((v for v in values if v not in placed), values[0])
     if a.get("values") and a["values"][0] is not None:
         return a["values"][0]
     return None
@@ -198,6 +201,10 @@ def harness_source():
                              "h.size(), cudaMemcpyHostToDevice); }" % (max(n, 1), int(v), k, k, k, i))
             else:
                 lines.append("  cudaMemset(p%d, 0, %d);" % (i, max(n, 1)))
+            for index, value in CALL.get("elements", {}).get(a["name"], []):
+                if k in (1, 2, 4, 8) and (index + 1) * k <= n:  # little-endian: the low k bytes
+                    lines.append("  { long long v = %dLL; cudaMemcpy((char*)p%d + %d, &v, %d, cudaMemcpyHostToDevice); }"
+                                 % (int(value), i, index * k, k))
             args.append("KvAnyPtr{p%d}" % i)
         elif a["kind"] == "absent":
             args.append("KvAnyPtr{nullptr}")
@@ -234,7 +241,22 @@ def make_tensor(torch, a):
         t.normal_()
     else:
         t.zero_()
+    set_elements(torch, t, CALL.get("elements", {}).get(a["name"], []))
+    if a.get("nondecreasing") and t.dim() == 1 and not dtype.is_floating_point:
+        t.copy_(torch.cummax(t, 0).values)  # the binding's contract holds past the witness's elements
     return t
+
+
+def set_elements(torch, t, cells):
+    """The witness's loaded values at the elements the kernel reads them from (offsets from the
+    start of the tensor's memory, in elements)."""
+    if not cells:
+        return
+    n = t.untyped_storage().nbytes() // t.element_size()
+    flat = t.as_strided((n,), (1,), t.storage_offset())
+    for index, value in cells:
+        if 0 <= index < n - t.storage_offset():
+            flat[index] = value
 
 
 def call_torch_op(module):
@@ -342,7 +364,9 @@ def reproduce(finding: dict, out: Path, name: str, root: Path, spec=None,
               memory_gib: float | None = None) -> tuple[Repro, dict]:
     """Plan and write one finding's reproducer into ``out/name``; returns it and its row of
     ``index.json`` (what ``kernelvet confirm`` runs)."""
-    r = plan(finding, spec, memory_gib or DEFAULT_MEMORY_GIB)
+    # The bound the scan chose witnesses under (the manifest's witness_memory_gib) unless told.
+    default = getattr(getattr(spec, "options", None), "witness_memory_gib", DEFAULT_MEMORY_GIB)
+    r = plan(finding, spec, memory_gib or default)
     write(r, finding, out / name, root)
     return r, {"dir": name, "fingerprint": r.fingerprint, "where": r.where, "check": r.check, "kind": r.kind,
                "runnable": r.not_runnable is None}
