@@ -362,6 +362,7 @@ class TensorArg:
     unchecked: bool = False
     device: str = "cuda"  # cuda | cpu | any (zero-config: the op's checks decide)
     nondecreasing: bool = False  # a 1-D index tensor whose elements never decrease (cumulative lengths)
+    distinct: bool = False  # no two elements hold the same value >= 0 (a slot mapping; -1 padding may repeat)
 
 
 # A bare kernel's op: its launcher is one launch of the kernel that kernelvet appends to the
@@ -670,6 +671,8 @@ def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, lin
                 entry["values"] = [_concrete(v, env) for v in a.values]
             if a.nondecreasing:
                 entry["nondecreasing"] = True
+            if a.distinct:
+                entry["distinct"] = True
             if None in shape or (strides is not None and None in strides):
                 unknown.append(name)
             args.append(entry)

@@ -36,6 +36,7 @@ class CallArgEntry(_Strict):
     device: Optional[StrictStr] = None
     values: Optional[list[Optional[Number]]] = None
     nondecreasing: Optional[StrictBool] = None
+    distinct: Optional[StrictBool] = None
     bytes: Optional[StrictInt] = None
     elem_size: Optional[StrictInt] = None
     value: Optional[Number] = None

@@ -162,7 +162,7 @@ def options_for(manifest: LoadedManifest | None, time_budget_s: float | None = N
     return Options(time_budget_s=o.time_budget_s if time_budget_s is None else time_budget_s,
                    query_timeout_ms=o.query_timeout_ms, unroll_max=o.unroll_max, minimal_witness=o.minimal_witness,
                    follow_ups=o.follow_ups, returns=returns,
-                   witness_memory_bytes=int(o.witness_memory_gib * (1 << 30)))
+                   witness_memory_bytes=int(o.witness_memory_gib * (1 << 30)), global_races=o.global_races)
 
 
 def shard_of(planned: list[Planned], index: int, count: int, costs: dict | None = None) -> list[Planned]:

@@ -1,5 +1,7 @@
-"""Data races on shared memory: two threads of one block, in one barrier interval, access
-overlapping bytes of a ``__shared__`` object, at least one of them writing, not both atomically.
+"""Data races within one launch: on shared memory, two threads of one block, in one barrier
+interval, access overlapping bytes of a ``__shared__`` object, at least one of them writing, not
+both atomically; on global memory, the same for two threads of one block, and for two threads of
+different blocks at any time (no barrier orders blocks within a launch).
 
 The engine runs one symbolic thread; this check keeps its shared-memory accesses with their path
 condition and barrier epoch (engine/threads.py), and when the kernel has run asks, for each pair of
@@ -10,7 +12,12 @@ value (every thread storing one constant) are not reported (a benign race, as GP
 
 A race that rests on a havocked loop value is the summary's imprecision (``imprecise-loop``); one
 that rests on a value the engine does not compute (another lane's, shared memory contents) is
-``needs-values``; a pair the solver cannot decide is ``solver-unknown``: never a finding.
+``needs-values``; a pair the solver cannot decide is ``solver-unknown``: never a finding. An index
+tensor may hold any values its binding's range allows, repeated ones too (a histogram's bins): a
+race that needs two equal elements is a finding, whose message says so, unless the binding states
+the tensor `distinct` (a slot mapping: one cache slot per token). Two atomicAdds of one statement
+by two threads return different values (each sees the other's addition or is seen by it), so
+slots taken from a counter never collide. Distinct tensors and buffers are assumed not to alias.
 """
 from __future__ import annotations
 
@@ -19,13 +26,16 @@ from dataclasses import dataclass
 
 import z3
 
+from ..engine import work
 from ..engine.solver import SolverUnknown
-from ..engine.threads import SecondThread, second_thread_witness, small_model, thread_text, warp_of
+from ..engine.context import _vars
+from ..engine.threads import PRIME, SecondThread, second_thread_witness, small_model, thread_text, warp_of
 from ..findings import Finding, Fix
 from .base import Check, depends_on_summary, span_key
 
 SHARED = ("shared", "dynamic_shared")
-MAX_PLACES = 64  # statements accessing shared memory in one launch
+RACY = SHARED + ("global",)
+MAX_PLACES = 64  # statements accessing shared memory in one launch (and as many accessing global memory)
 MAX_ALTERNATIVES = 512  # accesses of one statement (paths, unrolled iterations) kept for pairing
 
 
@@ -154,12 +164,15 @@ class RaceCheck(Check):
         self.dropped = 0
 
     def on_access(self, ctx, st, ev) -> None:
-        if st.epoch is None or ctx.threads is None or ev.region.kind not in SHARED:
+        if st.epoch is None or ctx.threads is None or ev.region.kind not in RACY:
+            return
+        if ev.region.kind == "global" and not ctx.options.global_races:
             return
         key = (span_key(ev.span), ev.write, ev.atomic, ev.region.id)
         place = self.places.get(key)
         if place is None:
-            if len(self.places) >= MAX_PLACES:
+            if sum(p.ev.region.kind in SHARED for p in self.places.values()) >= MAX_PLACES if ev.region.kind in SHARED \
+                    else sum(p.ev.region.kind not in SHARED for p in self.places.values()) >= MAX_PLACES:
                 self.dropped += 1
                 return
             place = self.places[key] = Place(ev, [])
@@ -172,7 +185,7 @@ class RaceCheck(Check):
         places, self.places = list(self.places.values()), {}
         dropped, self.dropped = self.dropped, 0
         if dropped:
-            ctx.stuck("path-explosion", f"{dropped} shared-memory accesses of the kernel past the first "
+            ctx.stuck("path-explosion", f"{dropped} shared- or global-memory accesses of the kernel past the first "
                       f"{MAX_ALTERNATIVES} of a statement (or {MAX_PLACES} statements) were not checked for races", None)
         reported: set = set()
         for i, a in enumerate(places):
@@ -182,13 +195,20 @@ class RaceCheck(Check):
                 key = ("race", ctx.kernel, *sorted((span_key(a.ev.span), span_key(b.ev.span))))
                 if key in reported or key in ctx.reported:
                     continue
-                if self._pair(ctx, threads, a, b, key):
-                    reported.add(key)
+                # Global memory: two threads of one block, then two of different blocks.
+                for cross in (False, True) if a.ev.region.kind == "global" else (False,):
+                    if self._pair(ctx, threads, a, b, key, cross):
+                        reported.add(key)
+                        break
 
-    def _pair(self, ctx, threads, a: Place, b: Place, key) -> bool:
-        if _apart(a, b):
+    def _pair(self, ctx, threads, a: Place, b: Place, key, cross: bool = False) -> bool:
+        if not cross and _apart(a, b):
             return False
-        found = self._query(ctx, threads, a, b)
+        if a.ev.region.kind == "global" and _index_error_at(ctx, a, b):
+            # An index past its row (`i <= d`) reaches the next row's elements: the race is the
+            # same index error the oob or overflow finding at the access already reports.
+            return False
+        found = self._query(ctx, threads, a, b, cross)
         if found is None:
             return False
         if found == "unknown":
@@ -198,7 +218,7 @@ class RaceCheck(Check):
             # The two accesses the model picked: their own condition, which the model satisfies
             # (the selectors chose them), judged and shown without the other accesses' symbols.
             a, b = a.chosen(model), b.chosen(model, rename)
-            rename, cond, constraints = self._condition(ctx, threads, a, b)
+            rename, cond, constraints = self._condition(ctx, threads, a, b, cross)
         ctx.mark(key)
         ea, eb = a.ev, b.ev
         summary = depends_on_summary(ctx, cond, model)
@@ -212,14 +232,16 @@ class RaceCheck(Check):
                       f"`{ea.region.name}` {why}", eb.span)
             return True
         # A small witness only for a finding that stands (minimising costs a few queries).
-        ctx.report(_finding(ctx, threads, a, b, rename, small_model(ctx, threads, constraints, model), cond))
+        ctx.report(_finding(ctx, threads, a, b, rename, small_model(ctx, threads, constraints, model), cond, cross))
         return True
 
-    def _query(self, ctx, threads, a: Place, b: Place):
+    def _query(self, ctx, threads, a: Place, b: Place, cross: bool = False):
         """A model of two threads of one block making accesses of ``a`` and ``b`` that race: (model,
         the second thread's renaming, the pair's condition, the whole query); None when there is
         none; "unknown" when the solver could not tell (recorded as inconclusive)."""
-        rename, cond, constraints = self._condition(ctx, threads, a, b)
+        if a.ev.region.kind == "global" and _apart_in_integers(ctx, threads, a, b, cross):
+            return None
+        rename, cond, constraints = self._condition(ctx, threads, a, b, cross)
         ctx.tick()
         try:
             model = ctx.solver.model(constraints)
@@ -232,21 +254,29 @@ class RaceCheck(Check):
         return model, rename, cond, constraints
 
     @staticmethod
-    def _condition(ctx, threads, a: Place, b: Place):
+    def _condition(ctx, threads, a: Place, b: Place, cross: bool = False):
         """(the second thread's renaming, the pair's race condition, the whole query). Renaming is
-        by name, so two conditions built for one pair speak of the same second thread."""
-        rename = SecondThread(ctx, threads, same_block=True)
+        by name, so two conditions built for one pair speak of the same second thread. ``cross``:
+        the second thread is in another block (global memory), which no barrier orders."""
+        rename = SecondThread(ctx, threads, same_block=not cross)
         ea, eb = a.ev, b.ev
         pc_a, off_a, epoch_a, guard_a, value_a = a.terms(ctx)
         pc_b, off_b, epoch_b, guard_b, value_b = b.terms(ctx)
         off_b = rename(off_b)
         overlap = z3.And(off_a < off_b + eb.size, off_b < off_a + ea.size)
-        interval = epoch_a[0] == rename(epoch_b[0])
-        if threads.warp_barriers:
-            # Threads of one warp are also ordered by __syncwarp (without one, the two epochs agree).
-            same_warp = warp_of(threads) == warp_of(threads, rename)
-            interval = z3.If(same_warp, epoch_a[1] == rename(epoch_b[1]), interval)
-        parts = [overlap, interval, threads.other_thread(rename)]
+        if ea.region.kind == "global":
+            # Accesses inside the tensor: one past its end is the oob check's finding, not a race.
+            size = ea.region.size
+            overlap = z3.And(overlap, off_a >= 0, off_a + ea.size <= size, off_b >= 0, off_b + eb.size <= size)
+        if cross:
+            parts = [overlap, z3.Or(*[v.bv != rename(v.bv) for v in threads.thread.bid.fields.values()])]
+        else:
+            interval = epoch_a[0] == rename(epoch_b[0])
+            if threads.warp_barriers:
+                # Threads of one warp are also ordered by __syncwarp (without one, the two epochs agree).
+                same_warp = warp_of(threads) == warp_of(threads, rename)
+                interval = z3.If(same_warp, epoch_a[1] == rename(epoch_b[1]), interval)
+            parts = [overlap, interval, threads.other_thread(rename)]
         if guard_a is not None:
             parts.append(guard_a)
         if guard_b is not None:
@@ -255,10 +285,76 @@ class RaceCheck(Check):
             parts.append(value_a != rename(value_b))  # the same value written by both: benign
         cond = z3.And(*parts)
         constraints = list(pc_a) + [rename(t) for t in pc_b] + [cond]
-        return rename, cond, constraints + rename.equal_loads([cond])
+        return rename, cond, constraints + rename.equal_loads([cond]) + rename.distinct_loads(
+            [cond], threads.distinct) + rename.distinct_orders([cond])
 
 
-def _finding(ctx, threads, a: Place, b: Place, rename, model, cond) -> Finding:
+def _load_tensor(ctx, fact) -> str | None:
+    """The tensor a distinct_loads fact is about (its first loaded value's origin)."""
+    for v in _vars(fact):
+        sym = ctx.symbols.get(str(v))
+        if sym is not None and sym.kind == "load" and sym.origin:
+            return sym.origin[1]
+    return None
+
+
+def _index_error_at(ctx, a: Place, b: Place) -> bool:
+    """Whether an oob, overflow or narrowing finding of this kernel is at either access."""
+    spans = {span_key(a.ev.span), span_key(b.ev.span)}
+    return any(f.check in ("oob", "overflow", "narrowing") and f.kernel == ctx.kernel
+               and span_key(f.access or f.location) in spans for f in ctx.findings.values())
+
+
+MAX_INTEGER_PAIRS = 16  # access pairs of two statements tried in integers before the bit-vector query
+
+
+def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> bool:
+    """Whether no two threads (of different blocks with ``cross``, else of one block) reach
+    overlapping bytes at ``a`` and ``b`` at all, barriers aside, proved in integer arithmetic
+    (lia.py: unsatisfiable there, so in the program). Global offsets such as ``row * hidden + col``
+    are easy in integers and a hard bit-vector query for two threads."""
+    from ..engine import ints
+    from ..engine.lia import linear
+    if len(a.alts) * len(b.alts) > MAX_INTEGER_PAIRS:
+        return False
+    lia, rename = ctx.lia, SecondThread(ctx, threads, same_block=not cross)
+    ids = threads.thread.bid if cross else threads.thread.tid
+    other = z3.Or(*[x != rename.integers(x) for x in (z3.Int(str(v.bv)) for v in ids.fields.values())])
+    def query(x, y, nonlinear: bool) -> list:
+        oa, ob = ints.I(x.ev.off), ints.I(y.ev.off)
+        first = [t for t in (lia.translate(c, nonlinear) for c in x.pc) if not z3.is_true(t)]
+        second = [t for t in (lia.translate(c, nonlinear) for c in y.pc) if not z3.is_true(t)]
+        first += lia.facts(first + [oa >= 0])
+        second += lia.facts(second + [ob >= 0])
+        ob = rename.integers(ob)
+        out = first + [rename.integers(t) for t in second] + [other, oa < ob + y.ev.size, ob < oa + x.ev.size]
+        if nonlinear:
+            # The products and quotients exact (col * tokens, a grid-stride loop's k * stride).
+            names = {str(v) for t in out for v in _vars(t)}
+            out += [d for d in lia.definitions if str(d.arg(0)) in names]
+            out += [rename.integers(d) for d in lia.definitions if str(d.arg(0)) + PRIME in names]
+        return out
+
+    for x in a.alts:
+        for y in b.alts:
+            plain = query(x, y, False)
+            if not _unsat(ctx, "QF_LIA" if all(linear(t) for t in plain) else "QF_NIA", plain) \
+                    and not _unsat(ctx, "QF_NIA", query(x, y, True)):
+                return False
+    return True
+
+
+def _unsat(ctx, logic: str, terms: list) -> bool:
+    s = z3.SolverFor(logic)
+    s.set("rlimit", ctx.lia.rlimit)
+    s.add(*terms)
+    ctx.tick()
+    r = s.check()
+    work.note_query(s)
+    return r == z3.unsat
+
+
+def _finding(ctx, threads, a: Place, b: Place, rename, model, cond, cross: bool = False) -> Finding:
     # The later access in the source is where the barrier goes; the other one is related.
     first, second = (a, b) if (a.ev.span.line, a.ev.span.col) <= (b.ev.span.line, b.ev.span.col) else (b, a)
     t_first = thread_text(threads, model, None if first is a else rename)
@@ -269,8 +365,17 @@ def _finding(ctx, threads, a: Place, b: Place, rename, model, cond) -> Finding:
         return ("atomic " if ev.atomic else "") + ("write" if ev.write else "read")
 
     region = fa.region
-    kind = "dynamic shared memory" if region.kind == "dynamic_shared" else "shared memory"
-    if fa.span == sb.span:
+    kind = {"dynamic_shared": "dynamic shared memory", "shared": "shared memory"}.get(region.kind, "global memory")
+    if cross:
+        where = (f"at `{fa.span.text}` ({what(fa)}" + (f" and {what(sb)})" if what(sb) != what(fa) else ")")
+                 if fa.span == sb.span else
+                 f"at `{fa.span.text}` ({what(fa)}, line {fa.span.line}) and `{sb.span.text}` ({what(sb)}, line "
+                 f"{sb.span.line})")
+        msg = (f"data race on global memory `{region.name}`: threads of different blocks ({t_first} and "
+               f"{t_second}) access the same bytes {where}; no barrier orders blocks within a launch")
+        fix = Fix(sb.span, None, "give each block its own elements, or make the update atomic (or split the "
+                  "kernel in two launches)")
+    elif fa.span == sb.span:
         both = what(fa) if what(fa) == what(sb) else f"{what(fa)} and {what(sb)}"
         msg = (f"data race on {kind} `{region.name}`: two threads of one block access the same bytes at "
                f"`{fa.span.text}` ({both}) with no barrier between them ({t_first} and {t_second})")
@@ -282,6 +387,14 @@ def _finding(ctx, threads, a: Place, b: Place, rename, model, cond) -> Finding:
                f"one block, in the same barrier interval")
         fix = Fix(sb.span, None, f"a `__syncthreads()` between line {fa.span.line} and line {sb.span.line} that "
                   "every thread of the block reaches (or `__syncwarp()` when both threads are always in one warp)")
+    repeats = sorted({_load_tensor(ctx, t) for t in rename.distinct_loads([cond])
+                      if z3.is_false(model.eval(t, model_completion=True))} - {None})
+    if repeats:
+        msg += (f". It needs two elements of {', '.join(f'`{n}`' for n in repeats)} to hold the same value: if they "
+                "never do, state `distinct: true` in the binding")
+    if region.kind == "global":
+        msg += (". compute-sanitizer's racecheck watches shared memory only: a race on global memory shows as "
+                "results that change from run to run")
     witness = second_thread_witness(ctx, threads, rename, model, cond)
     return Finding(check="race", message=msg, location=sb.span, op=ctx.op, kernel=ctx.kernel, witness=witness,
                    expression=sb.span, access=fa.span, trace=list(sb.stack), fix=fix,

@@ -2,7 +2,7 @@
 
 Global memory contents are not tracked: each load is a fresh value (DESIGN.md, semantics 3), so a
 binding's `values` bound every load, one at a time. A relation (``rowStarts[i] <= rowEnds[i]``) or
-a nondecreasing tensor (cumulative lengths) ties loads together. It holds of the contents, so it
+a nondecreasing tensor (cumulative lengths) or a distinct one (a slot mapping) ties loads together. It holds of the contents, so it
 holds of every combination of loads whose offsets fit one index ``i``. Each new load instantiates
 it with the loads before it: the condition on the offsets implies the relation of the values. The
 solver sees no quantifier, and the facts are true on every path, since the contents are the op's
@@ -47,7 +47,8 @@ class TensorFacts:
     # (B.Expr over Elem (launcher parameter names), dims and numbers; its elements, in a fixed order)
     relations: tuple
     nondecreasing: set  # parameter names
-    tensors: set  # every parameter a relation or nondecreasing names
+    tensors: set  # every parameter a relation, nondecreasing or distinct names
+    distinct: set = field(default_factory=set)  # parameter names whose elements are pairwise different
     watched: dict = field(default_factory=dict)  # region id -> (parameter name, element size)
     loads: dict = field(default_factory=dict)  # parameter name -> [_Load]
     seen: set = field(default_factory=set)  # (relation index, load ids) already instantiated
@@ -56,8 +57,14 @@ class TensorFacts:
     @classmethod
     def of(cls, inst: B.Instance) -> "TensorFacts":
         flags = {n for n, a in inst.args if isinstance(a, B.TensorArg) and a.nondecreasing}
+        distinct = {n for n, a in inst.args if isinstance(a, B.TensorArg) and a.distinct}
         relations = tuple((r, tuple(sorted(B.elems(r), key=lambda e: (e.tensor, e.offset)))) for r in inst.relations)
-        return cls(relations, flags, flags | {e.tensor for _, terms in relations for e in terms})
+        return cls(relations, flags, flags | distinct | {e.tensor for _, terms in relations for e in terms},
+                   distinct=distinct)
+
+    def distinct_regions(self) -> set:
+        """Ids of the regions whose elements the binding states pairwise different."""
+        return {rid for rid, (name, _) in self.watched.items() if name in self.distinct}
 
     def track(self, region: Region, name: str, esize: int) -> None:
         if name in self.tensors:
@@ -80,6 +87,9 @@ class FactOps:
         if name in facts.nondecreasing:
             for old in loads:
                 self._order_fact(st, old, new, span)
+        if name in facts.distinct:
+            for old in loads:
+                self._distinct_fact(st, old, new, span)
         loads.append(new)
         for k, (rel, terms) in enumerate(facts.relations):
             self._instantiate(st, facts, k, rel, terms, name, new, span)
@@ -91,6 +101,14 @@ class FactOps:
         b_first = ints.compare("<=", kb, ka).term
         self._assume_if(st, z3.And(aligned, a_first), lambda: ints.compare("<=", a.value, b.value).term)
         self._assume_if(st, z3.And(aligned, b_first), lambda: ints.compare("<=", b.value, a.value).term)
+
+    def _distinct_fact(self, st, a: _Load, b: _Load, span: N.Span) -> None:
+        aligned = z3.And(self._aligned(a, span), self._aligned(b, span))
+        apart = z3.Not(ints.compare("==", a.off, b.off).term)
+        # Negative values mark padding (a slot mapping's -1) and may repeat.
+        valid = ints.compare(">=", a.value, const_int(0, T.INT64)).term
+        self._assume_if(st, z3.And(aligned, apart), lambda: z3.Implies(valid, z3.Not(
+            ints.compare("==", a.value, b.value).term)))
 
     @staticmethod
     def _assume_if(st, cond: z3.BoolRef, fact) -> None:

@@ -173,6 +173,10 @@ class LaunchThreads:
     # byte offset). Two threads loading one address of memory the launch never writes read one value.
     loads: dict = field(default_factory=dict)
     written: set = field(default_factory=set)  # ids of the regions the launch writes
+    distinct: set = field(default_factory=set)  # ids of regions whose elements the binding states all different
+    # An atomicAdd's rank among the threads adding at its statement: z3 name -> (region id, byte
+    # offset). Two threads adding at one address have different ranks (SecondThread.distinct_orders).
+    orders: dict = field(default_factory=dict)
 
     def varies(self, name: str, same_block: bool) -> bool:
         return name not in self.uniform and not (same_block and (name in self.block_ids or name in self.block_uniform))
@@ -243,23 +247,71 @@ class SecondThread:
         self.threads.renamed[key] = (term, out)
         return out
 
-    def equal_loads(self, terms) -> list:
-        """What two threads' loads share: for each value of the second thread that ``terms`` mention
-        and that was loaded from memory the launch never writes, "the same address gives the same
-        value" (``slot_mapping[token]`` read by every lane of a warp that handles one token)."""
-        threads, out, seen = self.threads, [], set()
+    @staticmethod
+    def _seconds(terms, table: dict):
+        """(the first thread's constant, the second's, table entry) for each second-thread copy
+        that ``terms`` mention of a constant ``table`` records."""
+        seen = set()
         for t in terms:
             for v in _vars(t):
                 name = str(v)
                 if not name.endswith(PRIME) or name in seen:
                     continue
                 seen.add(name)
-                load = threads.loads.get(name[:-len(PRIME)])
-                if load is None or load[0] in threads.written:
+                entry = table.get(name[:-len(PRIME)])
+                if entry is not None:
+                    yield z3.Const(name[:-len(PRIME)], v.sort()), v, entry
+
+    def equal_loads(self, terms) -> list:
+        """What two threads' loads share: for each value of the second thread that ``terms`` mention
+        and that was loaded from memory the launch never writes, "the same address gives the same
+        value" (``slot_mapping[token]`` read by every lane of a warp that handles one token)."""
+        return [z3.Implies(off == self(off), original == v)
+                for original, v, (rid, off) in self._seconds(terms, self.threads.loads)
+                if rid not in self.threads.written]
+
+    def distinct_loads(self, terms, regions: set | None = None) -> list:
+        """For each value of the first thread and each of the second that ``terms`` mention, loaded
+        from one region the launch never writes (of ``regions``; None: any): "different addresses
+        give different values", for values not below zero (padding, such as a slot mapping's -1,
+        may repeat). True of a tensor the binding states distinct; of any other, the assumption
+        under which a race that needs two equal elements disappears."""
+        threads, out = self.threads, []
+        firsts, seconds = {}, {}
+        for t in terms:
+            for v in _vars(t):
+                name = str(v)
+                second = name.endswith(PRIME)
+                load = threads.loads.get(name[:-len(PRIME)] if second else name)
+                if load is None or load[0] in threads.written or (regions is not None and load[0] not in regions):
                     continue
-                original = z3.Const(name[:-len(PRIME)], v.sort())
-                out.append(z3.Implies(load[1] == self(load[1]), original == v))
+                (seconds if second else firsts)[name] = (v, load)
+        for u, (rid, off_u) in firsts.values():
+            for v, (rid_v, off_v) in seconds.values():
+                if rid == rid_v and u.sort() == v.sort():
+                    # Negative values mark padding (a slot mapping's -1) and may repeat.
+                    out.append(z3.Implies(z3.And(off_u != self(off_v), u >= 0), u != v))
         return out
+
+    def distinct_orders(self, terms) -> list:
+        """For each atomicAdd rank of the second thread that ``terms`` mention: where the two
+        threads add to the same address, their ranks differ (one of them came first)."""
+        return [z3.Implies(off == self(off), original != v)
+                for original, v, (_, off) in self._seconds(terms, self.threads.orders)]
+
+    def integers(self, term: z3.ExprRef) -> z3.ExprRef:
+        """An integer term (lia.py) of the first thread as the second thread's: every variable
+        that may differ between the two renamed, and every auxiliary one (a product, a value the
+        integers abstract), which only weakens what the two threads share."""
+        pairs = []
+        for v in _vars(term):
+            name = str(v)
+            if name in self.ctx.symbols or name in self.threads.uniform or name in self.threads.block_ids \
+                    or name in self.threads.block_uniform:
+                if not self.threads.varies(name, self.same_block):
+                    continue
+            pairs.append((v, z3.Const(name + PRIME, v.sort())))
+        return z3.substitute(term, *pairs) if pairs else term
 
     def witness(self, model) -> dict:
         """The second thread's indices (and loop iterations the condition mentions)."""
@@ -296,7 +348,9 @@ class ThreadOps:
         for var, dims in (("blockIdx", thread.bid), ("threadIdx", thread.tid)):
             for axis, v in dims.fields.items():
                 self.ctx.symbol(f"{var}.{axis}", v.bv, "thread", False)
-        self.ctx.threads = LaunchThreads(thread, names, block_ids)
+        facts = getattr(self, "tensor_facts", None)
+        self.ctx.threads = LaunchThreads(thread, names, block_ids,
+                                         distinct=facts.distinct_regions() if facts is not None else set())
         kst.epoch = (_epoch(0), _epoch(0))
 
     def end_threads(self) -> None:
@@ -429,6 +483,8 @@ class ThreadOps:
         # An address that only the block index moves (a per-block entry of an index tensor, such
         # as `lora_ids[blockIdx.x / 2]`) gives the threads of one block the same value.
         block_only = shared or threads.varying(off.bv, same_block=False)
+        if block_only and not shared and z3.is_const(value.bv):
+            threads.loads[str(value.bv)] = (region.id, off.bv)  # two blocks' loads: equal_loads, distinct_loads
         (threads.block_uniform if block_only else threads.uniform).update(str(v) for v in _vars(value.bv))
 
 

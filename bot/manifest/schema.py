@@ -75,6 +75,7 @@ class TensorArg(Strict):
     optional: bool = Field(False, description="an optional tensor that may also be absent: both are verified")
     device: Literal["cuda", "cpu"] = Field("cuda", description="where the tensor lives")
     nondecreasing: bool = Field(False, description="a 1-D index tensor whose elements never decrease")
+    distinct: bool = Field(False, description="no two elements hold the same value (a slot mapping)")
 
     _dt = field_validator("dtype")(classmethod(lambda cls, v: _dtype(v)))
 
@@ -128,6 +129,8 @@ class Options(Strict):
     follow_ups: int = Field(default=2, ge=0, le=8)
     # The GPU memory the reproducers of findings may take (kernelvet repro): witnesses are chosen to fit.
     witness_memory_gib: float = Field(WITNESS_MEMORY_GIB, gt=0, le=1 << 20)
+    # Races on global memory (docs/threads.md): opt-in while its precision is measured.
+    global_races: bool = False
 
 
 DEFAULT_DIMS = {"batch": DimRange(min=1, max=1000), "seq_len": DimRange(min=1, max=2_000_000)}

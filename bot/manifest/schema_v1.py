@@ -81,6 +81,8 @@ class Arg(Strict):
     values: list[Expr] | None = Field(None, description="[min, max], inclusive, bounding every element")
     nondecreasing: bool = Field(False, description="a 1-D index tensor whose elements never decrease "
                                 "(cumulative lengths)")
+    distinct: bool = Field(False, description="no two elements hold the same value (a slot mapping: one "
+                           "cache slot per token)")
     optional: bool = Field(False, description="verify the op with the tensor present and with it absent")
     device: Literal["cuda", "cpu"] | None = Field(None, description="where the tensor lives (default cuda)")
     value: Expr | None = None
@@ -118,14 +120,14 @@ class Arg(Strict):
             if self.elements is not None and self.dtype is None:
                 raise ValueError("'elements' needs a 'dtype' (or give the size in 'bytes')")
             extra = [k for k in ("shape", "strides", "device", "value", "string") if getattr(self, k) is not None]
-            extra += [k for k in ("optional", "nondecreasing", "absent") if getattr(self, k)]
+            extra += [k for k in ("optional", "nondecreasing", "distinct", "absent") if getattr(self, k)]
             if extra:
                 raise ValueError(f"a buffer ('elements' or 'bytes') cannot also have {', '.join(repr(k) for k in extra)}")
             if self.values is not None and len(self.values) != 2:
                 raise ValueError("values must be [min, max]")
             return self
         tensor_keys = [k for k in ("dtype", "strides", "values", "device") if getattr(self, k) is not None]
-        tensor_keys += [k for k in ("optional", "nondecreasing") if getattr(self, k)]
+        tensor_keys += [k for k in ("optional", "nondecreasing", "distinct") if getattr(self, k)]
         if self.shape is None:
             if tensor_keys:
                 raise ValueError(f"a tensor needs a 'shape' (it has {', '.join(repr(k) for k in tensor_keys)})")

@@ -234,7 +234,12 @@ def make_tensor(torch, a):
         t.fill_(v)
     elif a.get("values") and None not in a["values"]:
         lo, hi = int(a["values"][0]), int(a["values"][1])
-        t.copy_(torch.randint(lo, hi + 1, shape, dtype=torch.int64, device=device).to(dtype))
+        if a.get("distinct") and hi - max(lo, 0) + 1 >= t.numel():
+            # No value twice (a slot mapping), as the binding states.
+            perm = torch.randperm(hi - max(lo, 0) + 1, device=device)[:t.numel()] + max(lo, 0)
+            t.copy_(perm.reshape(shape).to(dtype))
+        else:
+            t.copy_(torch.randint(lo, hi + 1, shape, dtype=torch.int64, device=device).to(dtype))
         if a.get("nondecreasing") and t.dim() == 1:
             t.copy_(torch.sort(t).values)
     elif dtype.is_floating_point and dtype.itemsize > 1:

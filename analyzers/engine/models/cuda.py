@@ -317,6 +317,7 @@ def _counted(interp, st, call, loc, args, initial):
         t.get_id() in threads.decisions and threads.varying(t, same_block=False) for t in st.pc)
     origin = "atomic-count" if reaches_all else "atomic"
     interp.ctx.symbol(what, j.bv, "load", True, (origin, what, reaches_all))
+    threads.orders[str(j.bv)] = (region.id, loc.off.bv)
     wide = z3.SignExt(64 - ty.bits, initial.bv) if ty.signed else z3.ZeroExt(64 - ty.bits, initial.bv)
     # The counter wraps as the machine's does when more threads add than its type holds.
     value = z3.Extract(ty.bits - 1, 0, wide + step * j.bv)
