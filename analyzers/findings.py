@@ -36,6 +36,11 @@ STATIC_ONLY = {
     "sync-mask": "compute-sanitizer synccheck sees a `_sync` primitive's missing lanes only while they run: lanes that "
                  "do not exist, or that have left the kernel, pass unseen on sm_70 and later",
 }
+def gib(n: int) -> str:
+    """A byte count as findings and reproducers write it: "80.0 GiB"."""
+    return f"{n / (1 << 30):.1f} GiB"
+
+
 STATIC_ONLY_IN_OBJECT = "the access stays inside the object, so compute-sanitizer sees a valid access"
 
 

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 
 import z3
 
-from ..engine import work
 from ..engine.solver import SolverUnknown
 from ..engine.context import _vars
 from ..engine.threads import PRIME, SecondThread, second_thread_witness, small_model, thread_text, warp_of
@@ -171,8 +170,8 @@ class RaceCheck(Check):
         key = (span_key(ev.span), ev.write, ev.atomic, ev.region.id)
         place = self.places.get(key)
         if place is None:
-            if sum(p.ev.region.kind in SHARED for p in self.places.values()) >= MAX_PLACES if ev.region.kind in SHARED \
-                    else sum(p.ev.region.kind not in SHARED for p in self.places.values()) >= MAX_PLACES:
+            shared = ev.region.kind in SHARED  # each kind of memory has its own budget of statements
+            if sum((p.ev.region.kind in SHARED) == shared for p in self.places.values()) >= MAX_PLACES:
                 self.dropped += 1
                 return
             place = self.places[key] = Place(ev, [])
@@ -338,20 +337,13 @@ def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> bool:
     for x in a.alts:
         for y in b.alts:
             plain = query(x, y, False)
-            if not _unsat(ctx, "QF_LIA" if all(linear(t) for t in plain) else "QF_NIA", plain) \
-                    and not _unsat(ctx, "QF_NIA", query(x, y, True)):
+            ctx.tick()
+            if lia.refutes("QF_LIA" if all(linear(t) for t in plain) else "QF_NIA", plain):
+                continue
+            ctx.tick()
+            if not lia.refutes("QF_NIA", query(x, y, True)):
                 return False
     return True
-
-
-def _unsat(ctx, logic: str, terms: list) -> bool:
-    s = z3.SolverFor(logic)
-    s.set("rlimit", ctx.lia.rlimit)
-    s.add(*terms)
-    ctx.tick()
-    r = s.check()
-    work.note_query(s)
-    return r == z3.unsat
 
 
 def _finding(ctx, threads, a: Place, b: Place, rename, model, cond, cross: bool = False) -> Finding:

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from ..findings import Finding, Inconclusive
+from ..findings import Finding, Inconclusive, gib
 from ..kir import nodes as N
 from ..limits import WITNESS_MEMORY_GIB
 from . import lia, replay
@@ -321,11 +321,11 @@ class Context:
                 first = self.dim_order[0][1]
                 better = self._shrink_parts(constraints, [first == better.eval(first, model_completion=True)], better)
         if better is None:
-            self._memory_note(model, f"No failing input found fits {_gib(bound)} of GPU memory (this one needs "
-                                     f"{_gib(need)}): a reproducer cannot run it on such a card.")
+            self._memory_note(model, f"No failing input found fits {gib(bound)} of GPU memory (this one needs "
+                                     f"{gib(need)}): a reproducer cannot run it on such a card.")
             return model
-        self._memory_note(better, f"The smallest failing sizes need {_gib(need)} of GPU memory; this witness, "
-                                  f"the smallest found within {_gib(bound)}, needs {_gib(self.device_bytes(better))}.")
+        self._memory_note(better, f"The smallest failing sizes need {gib(need)} of GPU memory; this witness, "
+                                  f"the smallest found within {gib(bound)}, needs {gib(self.device_bytes(better))}.")
         return better
 
     def sizes_key(self, values) -> tuple:
@@ -467,10 +467,6 @@ class Context:
                 if id(sym) in behind and sym.kind in ("loop", "load", "havoc", "host") and sym.name not in out:
                     out[sym.name] = _value(model, sym)
         return out
-
-
-def _gib(n: int) -> str:
-    return f"{n / (1 << 30):.1f} GiB"
 
 
 def _value(model: z3.ModelRef, sym: Symbol):

@@ -555,11 +555,15 @@ class Lia:
         facts = self.facts(terms + list(conds), path)
         if facts is None:
             return False  # nothing more to know than the plain query knew
+        return self.refutes(logic, terms + list(conds) + facts)
+
+    def refutes(self, logic: str, terms: list) -> bool:
+        """Whether ``terms``, integer terms with their facts already in, are unsatisfiable."""
         s = z3.SolverFor(logic)
         s.set("timeout", self.timeout_ms)
         s.set("rlimit", self.rlimit)
         # One conjunction: a single call into z3 instead of one per term.
-        s.add(conjunction(terms + list(conds) + facts))
+        s.add(conjunction(terms))
         t0 = time.perf_counter()
         r = s.check()
         work.note_query(s)

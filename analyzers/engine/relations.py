@@ -1,12 +1,12 @@
 """What a binding states about the contents of index tensors, made true of the values kernels load.
 
 Global memory contents are not tracked: each load is a fresh value (DESIGN.md, semantics 3), so a
-binding's `values` bound every load, one at a time. A relation (``rowStarts[i] <= rowEnds[i]``) or
-a nondecreasing tensor (cumulative lengths) or a distinct one (a slot mapping) ties loads together. It holds of the contents, so it
-holds of every combination of loads whose offsets fit one index ``i``. Each new load instantiates
-it with the loads before it: the condition on the offsets implies the relation of the values. The
-solver sees no quantifier, and the facts are true on every path, since the contents are the op's
-input.
+binding's `values` bound every load, one at a time. A relation (``rowStarts[i] <= rowEnds[i]``), a
+nondecreasing tensor (cumulative lengths) or a distinct one (a slot mapping) ties loads together.
+It holds of the contents, so it holds of every combination of loads whose offsets fit one index
+``i``. Each new load instantiates it with the loads before it: the condition on the offsets implies
+the relation of the values. The solver sees no quantifier, and the facts are true on every path,
+since the contents are the op's input.
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from math import prod
 
 from analyzers.binding import DTYPE_SIZES, KERNEL_OP, canonical_dtype
-from analyzers.findings import STATIC_ONLY
+from analyzers.findings import STATIC_ONLY, gib
 from analyzers.limits import WITNESS_MEMORY_GIB as DEFAULT_MEMORY_GIB
 
 # The compute-sanitizer tool that reports each check's bug; "none": the CUDA runtime itself does
@@ -63,10 +63,6 @@ def storage_bytes(arg: dict) -> int:
     if strides:
         return (sum((d - 1) * s for d, s in zip(shape, strides)) + 1) * size
     return prod(shape) * size
-
-
-def _gib(n: int) -> str:
-    return f"{n / (1 << 30):.1f} GiB"
 
 
 def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB) -> Repro:
@@ -130,11 +126,11 @@ def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB) -> Re
             r.notes.append(f"the witness loads {len(values)} different values from '{name}' ({values[:4]}): the "
                            f"tensor is filled with {values[0]}, so the failing access may need another of them")
     if r.not_runnable is None and r.device_bytes > r.memory_bound:
-        r.not_runnable = (f"the witness needs {_gib(r.device_bytes)} of GPU memory, more than the bound of "
-                          f"{_gib(r.memory_bound)} (--memory-gib)")
+        r.not_runnable = (f"the witness needs {gib(r.device_bytes)} of GPU memory, more than the bound of "
+                          f"{gib(r.memory_bound)} (--memory-gib)")
     if r.tool == "none" or r.device_bytes > SANITIZER_MAX_BYTES:
         r.use_sanitizer = False
         if r.tool != "none":
-            r.notes.append(f"{_gib(r.device_bytes)} of tensors: too many accesses for {r.tool}; the run itself "
+            r.notes.append(f"{gib(r.device_bytes)} of tensors: too many accesses for {r.tool}; the run itself "
                            "is the judge (a CUDA error, or none)")
     return r
