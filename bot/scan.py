@@ -308,18 +308,22 @@ def _run_pool(tasks, jobs: int, setup, planned, finish, hard_s: float) -> None:
     while queue:
         pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker, initargs=setup)
         pending: dict = {}
+        unsent: list = []  # tasks the pool refused because a worker had already died
 
         def submit(kind: str, idx: list[int]) -> None:
-            if kind == "probe":
-                pending[pool.submit(_probe_in_worker, [planned[i] for i in idx])] = (kind, idx)
-            else:
-                pending[pool.submit(_verify_in_worker, planned[idx[0]])] = (kind, idx)
+            try:
+                if kind == "probe":
+                    pending[pool.submit(_probe_in_worker, [planned[i] for i in idx])] = (kind, idx)
+                else:
+                    pending[pool.submit(_verify_in_worker, planned[idx[0]])] = (kind, idx)
+            except BrokenProcessPool:
+                unsent.append((kind, idx))
 
         for kind, idx in queue:
             submit(kind, idx)
         queue, broken = [], False
         try:
-            while pending and not broken:
+            while pending and not broken and not unsent:
                 ready, _ = wait(pending, timeout=hard_s, return_when=FIRST_COMPLETED)
                 if not ready:
                     broken = True  # nothing finished within the hard limit: a native call hangs
@@ -339,13 +343,15 @@ def _run_pool(tasks, jobs: int, setup, planned, finish, hard_s: float) -> None:
                         continue
                     _take(kind, idx, outcome, finish, submit)
         finally:
-            if broken:
+            if broken or unsent:
                 queue += list(pending.values())
                 for proc in list(getattr(pool, "_processes", {}).values()):
                     if proc.is_alive():
                         proc.kill()
             pool.shutdown(wait=True, cancel_futures=True)
-        again = []
+        # A task refused at submit was not lost by the worker that died: it runs again without
+        # counting as a loss of its own.
+        again = list(unsent)
         for kind, idx in queue:
             key = (kind, tuple(idx))
             lost[key] = lost.get(key, 0) + 1

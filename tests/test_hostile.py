@@ -371,3 +371,42 @@ def test_a_solver_query_never_outlives_the_instance_budget(monkeypatch):
     assert seen["timeout"] == 50 and seen["rlimit"] == 1_000
     solver_module.Solver(10_000, 500_000)._new()
     assert seen["timeout"] == 60_000 and seen["rlimit"] == 500_000
+
+
+def test_work_the_broken_pool_refuses_runs_in_the_next_pool(monkeypatch):
+    """A probe that returns while another worker has just died hands its instances to a pool that
+    refuses new work; they run in the next pool, and the scan goes on (it used to end in
+    BrokenProcessPool)."""
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    from bot import scan
+
+    pools: list = []
+
+    class OneDeathPool:
+        """The first pool answers the probe, then refuses every task; the next ones run them."""
+
+        def __init__(self, *args, **kwargs):
+            self.first = not pools
+            self.submitted = 0
+            pools.append(self)
+
+        def submit(self, fn, arg):
+            self.submitted += 1
+            if self.first and self.submitted > 1:
+                raise BrokenProcessPool("a child process terminated abruptly")
+            fut: Future = Future()
+            fut.set_result(fn(arg))
+            return fut
+
+        def shutdown(self, wait=True, cancel_futures=False):
+            pass
+
+    monkeypatch.setattr(scan, "ProcessPoolExecutor", OneDeathPool)
+    monkeypatch.setattr(scan, "_probe_in_worker", lambda batch: [None for _ in batch])
+    monkeypatch.setattr(scan, "_verify_in_worker", lambda p: (f"verified {p}", False))
+    done: dict = {}
+    scan._run_pool([("probe", [0, 1])], 2, (), ["a", "b"], done.__setitem__, 60.0)
+    assert done == {0: ("verified a", False), 1: ("verified b", False)}
+    assert len(pools) == 2  # the refused tasks were not counted as lost: no isolated rerun
