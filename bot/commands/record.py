@@ -14,12 +14,19 @@ import time
 from pathlib import Path
 
 from ..exitcodes import EXIT_CLEAN, EXIT_USAGE
+from ..recorder.frameworks import FRAMEWORKS
 
 EPILOG = """The program reads the sizes of each run with bot.recorder.sizes(batch=..., seq_len=...) and,
 with --config, the model's config path with bot.recorder.config_path(). Example:
 
   kernelvet record --size batch=1,2,3 --size seq_len=5,8 --config models/mistral.json \\
       --values positions=0:max_position_embeddings-1 -o recorded.yaml -- python run_model.py
+
+With --framework, no program is given: the framework's own model classes run each --config (or
+every config.json of --configs DIR) on the meta device, with the ops registered in --root defined
+from their schemas (run it in the framework's recording environment: docs/recording.md):
+
+  kernelvet record --framework vllm --root ../vllm --configs manifests/models -o manifests/vllm-recorded.yaml
 """
 
 
@@ -36,6 +43,11 @@ def register(sub) -> None:
     p.add_argument("--values", action="append", default=[], metavar="ARG=LO:HI",
                    help="the range of an index tensor's elements (ARG or OP.ARG; expressions allowed)")
     p.add_argument("--no-execute", action="store_true", help="record ops that return nothing without running them")
+    p.add_argument("--framework", choices=FRAMEWORKS, help="run the models with this framework's own classes (no program)")
+    p.add_argument("--root", default=".", help="with --framework: the repository whose registered ops are recorded")
+    p.add_argument("--configs", help="with --framework: a directory of config.json files, one model each")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="with --framework: models recorded at once")
+    p.add_argument("--timeout", type=float, default=900.0, help="with --framework: seconds one model may take")
     p.add_argument("--output", "-o", required=True, help="the manifest to write")
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- the program to run")
     p.set_defaults(func=run)
@@ -54,7 +66,10 @@ def _pairs(items: list[str], sep: str, what: str) -> dict:
 def run(args) -> int:
     from ..recorder import ENV_CONFIG, ENV_POINT, RecordError, Recorder
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
+    if args.framework and command:
+        print("kernelvet record: --framework runs the framework's models; give no program", file=sys.stderr)
+        return EXIT_USAGE
+    if not command and not args.framework:
         print("kernelvet record: give the program after --, e.g. -- python run_model.py", file=sys.stderr)
         return EXIT_USAGE
     try:
@@ -65,6 +80,9 @@ def run(args) -> int:
         print(f"kernelvet record: {exc}", file=sys.stderr)
         return EXIT_USAGE
     sizes = sizes or {"batch": [1, 2, 3], "seq_len": [5, 8, 13]}
+    if args.framework:
+        from .record_framework import run_framework
+        return run_framework(args, sizes, ranges, values)
     if len(args.model) > len(args.config) or (args.model and len(args.model) != len(args.config)):
         print("kernelvet record: give one --model per --config", file=sys.stderr)
         return EXIT_USAGE

@@ -22,6 +22,7 @@ from .intercept import AbsentRec, Call, OpRecorder, ScalarRec, TensorRec
 
 __all__ = ["Recorder", "RecordError", "sizes", "config_path"]
 DEFAULT_RANGES = {"batch": (1, 1000), "seq_len": (1, 2_000_000)}
+CHOSEN_VALUES = 8  # at most this many distinct values make a number chosen by size, not a wrong fit
 ENV_POINT = "KERNELVET_RECORD_POINT"
 ENV_CONFIG = "KERNELVET_RECORD_CONFIG"
 
@@ -69,6 +70,11 @@ class Recorder:
         self.execute = execute
         self.recordings: list[Recording] = []
         self.warnings: list[str] = []
+        self.chosen: dict[str, set] = {}  # user dims the program chose by size -> values seen
+
+    def _warn(self, text: str) -> None:
+        if text not in self.warnings:  # one op called in every layer says it once
+            self.warnings.append(text)
 
     # ------------------------------------------------------------ recording
 
@@ -147,7 +153,7 @@ class Recorder:
         for op, runs in sorted(by_op.items()):
             counts = {len(r) for r in runs}
             if len(counts) != 1:
-                self.warnings.append(f"{op} (model '{rec.model}'): called {sorted(counts)} times in different runs; "
+                self._warn(f"{op} (model '{rec.model}'): called {sorted(counts)} times in different runs; "
                                      f"its calls cannot be matched across sizes and it is left out")
                 continue
             found: list[Binding] = []
@@ -162,9 +168,19 @@ class Recorder:
         return out
 
     def _fit_call(self, rec: Recording, op: str, calls: list[Call], dims: list[str], values: dict) -> Binding | None:
-        points = [p for p, _ in rec.runs]
+        points = [dict(p) for p, _ in rec.runs]
         plain = op.split("::")[-1]
         args, notes = [], []
+        fitted: list = []  # (values per run, candidates) of this call's numbers fitted so far
+        for dim, seen in self._chosen_scalars(calls, points, dims):
+            # A number the program chose by size (a kernel's tile for this many tokens) is a user dim
+            # of its own, with the values seen; the other numbers may be functions of it.
+            for p, v in zip(points, seen):
+                p[dim] = v
+            dims = dims + [dim]
+            self.chosen.setdefault(dim, set()).update(seen)
+            notes.append(f"{dim}: chosen by the program per input size; values seen at the recorded sizes "
+                         f"{sorted(set(seen))} (other sizes may choose others)")
         for i, (name, first) in enumerate(calls[0].args):
             seen = [c.args[i][1] for c in calls]
             where = f"{plain}.{name} (model '{rec.model}')"
@@ -172,22 +188,22 @@ class Recorder:
                 continue
             if any(type(s) is not type(first) for s in seen):
                 if all(isinstance(s, (TensorRec, AbsentRec)) for s in seen):
-                    self.warnings.append(f"{where}: present in some runs and absent in others; left out")
+                    self._warn(f"{where}: present in some runs and absent in others; left out")
                 continue
             if isinstance(first, AbsentRec):
                 args.append((name, "absent", None))
             elif isinstance(first, ScalarRec):
-                cands = self._number(rec, [s.value for s in seen], points, dims, where)
+                cands = self._number(rec, fitted, [s.value for s in seen], points, dims, where)
                 if cands is None:
                     return None
                 args.append((name, "scalar", cands))
             else:
                 if len({len(s.shape) for s in seen}) != 1 or len({s.dtype for s in seen}) != 1:
-                    self.warnings.append(f"{where}: rank or dtype changes with the input size; {plain} left out")
+                    self._warn(f"{where}: rank or dtype changes with the input size; {plain} left out")
                     return None
                 shape = []
                 for d in range(len(first.shape)):
-                    c = self._number(rec, [s.shape[d] for s in seen], points, dims, f"{where} dimension {d}")
+                    c = self._number(rec, fitted, [s.shape[d] for s in seen], points, dims, f"{where} dimension {d}")
                     if c is None:
                         return None
                     shape.append(c)
@@ -195,7 +211,7 @@ class Recorder:
                 if not all(s.contiguous for s in seen):
                     strides = []
                     for d in range(len(first.shape)):
-                        c = self._number(rec, [s.strides[d] for s in seen], points, dims, f"{where} stride {d}")
+                        c = self._number(rec, fitted, [s.strides[d] for s in seen], points, dims, f"{where} stride {d}")
                         if c is None:
                             return None
                         strides.append(c)
@@ -204,8 +220,8 @@ class Recorder:
                 if declared is not None:
                     vals = [[str(declared[0])], [str(declared[1])]]
                 elif first.lo is not None and all(s.lo is not None for s in seen):
-                    lo = self._number(rec, [s.lo for s in seen], points, dims, f"{where} smallest element")
-                    hi = self._number(rec, [s.hi for s in seen], points, dims, f"{where} largest element")
+                    lo = self._number(rec, fitted, [s.lo for s in seen], points, dims, f"{where} smallest element")
+                    hi = self._number(rec, fitted, [s.hi for s in seen], points, dims, f"{where} largest element")
                     if lo is not None and hi is not None:
                         vals = [lo, hi]
                         notes.append(f"{name}: value range observed ([{lo[0]}, {hi[0]}]); an index tensor's "
@@ -217,22 +233,41 @@ class Recorder:
                 args.append((name, "tensor", (shape, dtype, strides, vals)))
         return Binding(op, args, [rec.model], notes)
 
-    def _number(self, rec: Recording, seen: list, points: list, dims: list, where: str):
+    @staticmethod
+    def _chosen_scalars(calls: list[Call], points: list, dims: list):
+        """(argument name, values per run) of the integer scalars that no function of the dims fits
+        and that take few values."""
+        for i, (name, first) in enumerate(calls[0].args):
+            if not isinstance(first, ScalarRec) or type(first.value) is not int:
+                continue
+            seen = [c.args[i][1] for c in calls]
+            if not all(isinstance(s, ScalarRec) and type(s.value) is int for s in seen):
+                continue
+            seen = [s.value for s in seen]
+            if name not in dims and len(set(seen)) <= CHOSEN_VALUES and F.fit(points, seen, dims) is None:
+                yield name, seen
+
+    def _number(self, rec: Recording, fitted: list, seen: list, points: list, dims: list, where: str):
         if all(isinstance(v, bool) for v in seen):
             return [str(int(seen[0]))] if len(set(seen)) == 1 else ["any"]
         if any(isinstance(v, float) for v in seen):
             return naming.float_candidates(seen[0], rec.fields) if len(set(seen)) == 1 else ["any"]
         terms = F.fit(points, [int(v) for v in seen], dims)
         if terms is None:
-            self.warnings.append(f"{where}: values {sorted(set(seen))} fit no sum of user dims and their "
+            blocks = _blocks_of(fitted, seen, points, dims)
+            if blocks:
+                return blocks
+            self._warn(f"{where}: values {sorted(set(seen))} fit no sum of user dims and their "
                                  f"products with integer coefficients; the op is left out")
             return None
-        return naming.expression_candidates(terms, rec.fields)
+        cands = naming.expression_candidates(terms, rec.fields)
+        fitted.append((list(seen), cands))
+        return cands
 
     # ------------------------------------------------------------ writing
 
     def manifest(self, path: str | Path | None = None, values: dict | None = None, ranges: dict | None = None,
-                 registered: bool = True) -> str:
+                 registered: bool = True, header: list[str] = ()) -> str:
         """A version 1 manifest (text) of every recorded op; written to ``path`` when given (config
         paths are made relative to it). ``values``: ranges of index tensors, by argument name or
         ``op.arg`` ([lo, hi] expressions); ``ranges``: {dim: (min, max)} of user dims other than
@@ -241,8 +276,9 @@ class Recorder:
         bindings = self.bindings(values)
         base = Path(path).resolve().parent if path else Path.cwd()
         lines = ["# Recorded by kernelvet record: shapes fitted over the runs' sizes, numbers named after",
-                 "# each model's config. Review notes marked 'check:' before relying on them.", "version: 1",
-                 "models:"]
+                 "# each model's config. Review notes marked 'check:' before relying on them."]
+        lines += [f"# {h}" for h in header]
+        lines += ["version: 1", "models:"]
         all_models = [r.model for r in self.recordings]
         for r in self.recordings:
             entry = [f"name: {r.model}"]
@@ -259,9 +295,12 @@ class Recorder:
         if missing:
             raise RecordError(f"give the range users can reach for {', '.join(missing)} (ranges={{'{missing[0]}': (1, N)}} "
                               f"or --range {missing[0]}=1:N)")
-        if extra:
+        if extra or self.chosen:
             lines.append("user_dims:")
             lines += [f"  {d}: {{min: {ranges[d][0]}, max: {ranges[d][1]}}}" for d in extra]
+            for d, seen in sorted(self.chosen.items()):
+                lines.append(f"  # check: {d} is chosen per input size; these are the values the recorded sizes chose")
+                lines.append(f"  {d}: {{values: [{', '.join(str(v) for v in sorted(seen))}]}}")
         lines.append("ops:")
         for b in bindings:
             ns, _, plain = b.op.partition("::")
@@ -277,6 +316,19 @@ class Recorder:
         if path:
             Path(path).write_text(text)
         return text
+
+
+def _blocks_of(fitted: list, seen: list, points: list, dims: list) -> list[str]:
+    """``ceil_div(n, d)`` where ``n`` is a number of the same call fitted before and ``d`` a dim or
+    another such number: how many blocks of a size a padded length makes (MoE block alignment)."""
+    divisors = [([p[d] for p in points], d) for d in dims] + [(values, cands[0]) for values, cands in fitted]
+    for values, cands in fitted:
+        if len(set(values)) < 2:
+            continue
+        for sizes, size_name in divisors:
+            if all(b > 1 for b in sizes) and all(v == -(-n // b) for v, n, b in zip(seen, values, sizes)):
+                return [f"ceil_div({c}, {size_name})" for c in cands]
+    return []
 
 
 def _arg_text(kind, data) -> str:

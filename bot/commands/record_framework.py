@@ -1,0 +1,121 @@
+"""kernelvet record --framework NAME: record the custom-op calls of a framework's own models, one
+process per model config, and write one manifest of every op they call."""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from ..exitcodes import EXIT_CLEAN, EXIT_USAGE
+
+
+def run_framework(args, sizes: dict, ranges: dict, values: dict) -> int:
+    from ..recorder import RecordError, Recorder
+    configs = [Path(c) for c in args.config]
+    if args.configs:
+        folder = Path(args.configs)
+        if not folder.is_dir():
+            print(f"kernelvet record: --configs {folder}: not a directory", file=sys.stderr)
+            return EXIT_USAGE
+        configs += sorted(folder.glob("*.json"))
+    if not configs:
+        print("kernelvet record: give the models to record (--config FILE or --configs DIR)", file=sys.stderr)
+        return EXIT_USAGE
+    missing = [str(c) for c in configs if not c.is_file()]
+    if missing:
+        print(f"kernelvet record: no such config: {', '.join(missing)}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.model and len(args.model) != len(args.config):
+        print("kernelvet record: give one --model per --config", file=sys.stderr)
+        return EXIT_USAGE
+    names = list(args.model) + [c.stem for c in configs[len(args.model):]]
+    schemas = registered_schemas(Path(args.root))
+    if not schemas:
+        print(f"kernelvet record: no registered ops with a schema under {args.root} (TORCH_LIBRARY blocks)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    dims = list(sizes)
+    points = [dict(zip(dims, vs)) for vs in itertools.product(*(sizes[d] for d in dims))]
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        results = list(pool.map(lambda c: record_one(args.framework, c, schemas, points, args.timeout), configs))
+    rec = Recorder(sorted({k.rpartition("::")[0] for k in schemas}), True)
+    recorded, failed, notes = [], [], {}
+    for name, config, result in zip(names, configs, results):
+        for note in result.get("notes", []):
+            notes.setdefault(note, []).append(name)
+        if len(result["runs"]) < 2:
+            failed.append((name, result["error"] or "fewer than two runs"))
+            continue
+        recording = rec.start(name, config, dtype=result["dtype"])
+        for point, calls in result["runs"]:
+            rec.add_run(recording, point, calls)
+        recorded.append(name)
+        if result["error"]:
+            failed.append((name, f"after {len(result['runs'])} of {len(points)} runs: {result['error']}"))
+    if not recorded:
+        for name, why in failed:
+            print(f"kernelvet record: {name}: {why}", file=sys.stderr)
+        print("kernelvet record: no model could be recorded", file=sys.stderr)
+        return EXIT_USAGE
+    command = "kernelvet record " + " ".join(_shown(a) for a in sys.argv[2:])
+    header = [f"Recorded with the {args.framework} framework's own model classes (meta device, stand-in ops):",
+              f"  {command}",
+              f"{len(recorded)} of {len(configs)} models recorded."]
+    header += [f"Not recorded: {name}: {why}" for name, why in failed]
+    header += [f"Note ({len(ms)} models): {note}" for note, ms in sorted(notes.items())]
+    try:
+        text = rec.manifest(args.output, values=values, ranges=ranges, header=header)
+    except RecordError as exc:
+        print(f"kernelvet record: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    n_ops = text.count("\n  - op: ")
+    print(f"kernelvet record: {len(recorded)} of {len(configs)} models recorded in {time.perf_counter() - t0:.1f} s; "
+          f"{n_ops} op bindings written to {args.output}")
+    for name, why in failed:
+        print(f"warning: {name} not recorded: {why}", file=sys.stderr)
+    for w in rec.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    return EXIT_CLEAN
+
+
+def registered_schemas(root: Path) -> dict[str, str]:
+    """``namespace::name`` -> schema text of every op registered under ``root``."""
+    from analyzers.frontend.registrations import discover
+    registry = discover(root)
+    return {f"{r.namespace}::{r.name}": r.schema for r in registry.ops if r.schema}
+
+
+def record_one(framework: str, config: Path, schemas: dict, points: list, timeout: float) -> dict:
+    """One model recorded in a process of its own (a framework keeps global state per model)."""
+    project = Path(__file__).resolve().parent.parent.parent
+    with tempfile.TemporaryDirectory(prefix="kernelvet-record-") as tmp:
+        request = Path(tmp) / "request.json"
+        out = Path(tmp) / "result.pickle"
+        request.write_text(json.dumps({"schemas": schemas, "config": str(config.resolve()), "points": points,
+                                       "out": str(out)}))
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(project)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        try:
+            proc = subprocess.run([sys.executable, "-m", f"bot.recorder.frameworks.{framework}", str(request)],
+                                  env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"runs": [], "error": f"stopped after {timeout:.0f} s", "notes": []}
+        try:
+            with open(out, "rb") as f:
+                return pickle.load(f)
+        except (OSError, EOFError, pickle.UnpicklingError):
+            tail = (proc.stderr or "").strip().splitlines()[-1:] or ["no output"]
+            return {"runs": [], "error": f"the recording process exited with {proc.returncode}: {tail[0][:300]}",
+                    "notes": []}
+
+
+def _shown(arg: str) -> str:
+    return arg if arg and all(c.isalnum() or c in "-_=./:,@" for c in arg) else json.dumps(arg)

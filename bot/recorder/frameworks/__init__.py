@@ -1,0 +1,10 @@
+"""Recording a real inference framework's models: one adapter per framework runs the framework's own
+model classes on the meta device, with the repository's compiled ops replaced by stand-ins
+(``bot.recorder.standins``), and returns the custom-op calls of each forward pass.
+
+Adapters import their framework, which lives only in a recording environment (docs/recording.md),
+never in kernelvet's own install: this package imports nothing of it at module level.
+"""
+from __future__ import annotations
+
+FRAMEWORKS = ("vllm",)

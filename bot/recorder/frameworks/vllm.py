@@ -1,0 +1,289 @@
+"""The vLLM adapter: build one model of a Hugging Face config with vLLM's own classes on the meta
+device and record the custom-op calls of its forward pass at each token count.
+
+How vLLM is made to run without its compiled extension and without a GPU:
+- vLLM's compiled modules (``vllm._C``, ``vllm._moe_C``, ...) import as empty modules, so the ops
+  Python calls are the stand-ins defined from the repository's schemas;
+- the platform is CUDA with a stated compute capability (an H100's by default), so every choice
+  vLLM makes by platform (which kernel, which dtype) is the one it makes on that GPU;
+- the ops vLLM defines in Python (``torch.ops.vllm.*``: the MoE layer, attention, collectives) run
+  their real implementation on meta tensors, under the recorder again (a dispatch mode does not see
+  the calls made inside an op it intercepted), so the custom ops inside them are recorded; where the
+  real one cannot run without a GPU, its fake implementation gives the output shapes and the
+  adapter notes which op fell back and why;
+- Triton kernels (not the repository's CUDA ops) are launched as no-ops: their outputs on the meta
+  device have shapes and no values either way;
+- the kernel-priority and distributed set-up a vLLM worker does before loading a model is done here
+  the same way (one rank, gloo);
+- the forward pass runs without attention metadata, as vLLM's own profiling run does: attention
+  layers return before their backend runs, so the KV-cache and attention ops are not recorded (the
+  adapter says so in its notes).
+
+Run as ``python -m bot.recorder.frameworks.vllm REQUEST.json`` (what ``kernelvet record --framework
+vllm`` starts, one process per model); the request names the schemas, the config, the points and
+the output file.
+"""
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import inspect
+import json
+import os
+import pickle
+import shutil
+import socket
+import sys
+import tempfile
+import traceback
+import types
+
+NOTES = ("attention layers run without metadata (as in vLLM's profiling run): KV-cache and attention ops "
+         "are not recorded",)
+# What the stand-ins of vLLM's capability queries answer: a CUDA build for an sm_90 GPU.
+ANSWERS = {
+    "cutlass_scaled_mm_supports_fp8": True,
+    "cutlass_scaled_mm_supports_block_fp8": True,
+    "cutlass_group_gemm_supported": True,
+    "cutlass_scaled_mm_supports_fp4": False,
+    "moe_permute_unpermute_supported": True,
+}
+
+
+class _CompiledModulesAsEmpty(importlib.abc.MetaPathFinder):
+    """vLLM's compiled extension modules import as empty modules: their ops come from stand-ins."""
+
+    def find_spec(self, name, path, target=None):
+        if not name.startswith("vllm."):
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                if spec.origin and spec.origin.endswith(".so"):
+                    return importlib.machinery.ModuleSpec(name, _EmptyModule())
+                return None
+        return None
+
+
+class _EmptyModule(importlib.abc.Loader):
+    def create_module(self, spec):
+        return types.ModuleType(spec.name)
+
+    def exec_module(self, module):
+        pass
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def prepare(schemas: dict, capability: tuple = (9, 0)):
+    """Stand-ins, the platform and the worker's set-up before any model is built."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    sys.meta_path.insert(0, _CompiledModulesAsEmpty())
+    from bot.recorder import standins
+    ops = standins.install(schemas, ANSWERS)
+    _triton_launches_do_nothing()  # before vLLM asks whether Triton is there
+    import vllm.platforms as platforms
+    from vllm.platforms.cuda import CudaPlatformBase
+    from vllm.platforms.interface import DeviceCapability
+
+    class RecordingCudaPlatform(CudaPlatformBase):
+        dispatch_key = "Meta"  # vLLM's Python ops run on the meta tensors of the recording
+
+        @classmethod
+        def get_device_capability(cls, device_id: int = 0):
+            return DeviceCapability(*capability)
+
+        @classmethod
+        def get_device_name(cls, device_id: int = 0) -> str:
+            return "recording"
+
+        @classmethod
+        def get_device_total_memory(cls, device_id: int = 0) -> int:
+            return 80 << 30
+
+        @classmethod
+        def get_device_uuid(cls, device_id: int = 0) -> str:
+            return "recording"
+
+        @classmethod
+        def is_fully_connected(cls, physical_device_ids) -> bool:
+            return True
+
+    platforms._current_platform = RecordingCudaPlatform()
+    import torch
+    if not torch.accelerator.is_available():
+        torch.accelerator.empty_cache = lambda: None  # nothing is cached on the meta device
+    _python_ops_run_on_meta()
+    return ops
+
+
+FALLBACKS: dict = {}  # vllm::op -> why its real implementation could not run (first reason)
+RECORDING: list = []  # the recorder of the forward pass in progress
+
+
+def _triton_launches_do_nothing() -> None:
+    try:
+        import triton.runtime.autotuner as autotuner
+        import triton.runtime.jit as jit
+    except ImportError:
+        return  # vLLM's placeholder stands in; a model needing Triton falls back to the fake
+    from triton.backends import backends
+    nvidia = backends.get("nvidia")
+    if nvidia is not None and nvidia.driver is not None:
+        nvidia.driver.is_active = staticmethod(lambda: True)  # so vLLM takes Triton as present
+    jit.JITFunction.run = lambda self, *args, **kwargs: None
+    autotuner.Autotuner.run = lambda self, *args, **kwargs: None
+    autotuner.Heuristics.run = lambda self, *args, **kwargs: None
+
+
+def _python_ops_run_on_meta() -> None:
+    """vLLM's Python-defined ops registered for Meta with their real implementation, falling back
+    to their fake implementation where the real one fails."""
+    import vllm.utils.torch_utils as torch_utils
+
+    register = torch_utils.direct_register_custom_op
+
+    def register_for_meta(op_name, op_func, mutates_args=None, fake_impl=None, target_lib=None,
+                          dispatch_key=None, tags=()):
+        if fake_impl is None:
+            def real(*args, **kwargs):
+                if RECORDING:
+                    with RECORDING[-1]:
+                        return op_func(*args, **kwargs)
+                return op_func(*args, **kwargs)
+            real.__signature__ = inspect.signature(op_func, eval_str=True)
+            return register(op_name, real, mutates_args, None, target_lib, "Meta", tags)
+
+        def real_else_fake(*args, **kwargs):
+            try:
+                if RECORDING:
+                    with RECORDING[-1]:
+                        return op_func(*args, **kwargs)
+                return op_func(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - a GPU-only step: the fake gives the shapes
+                FALLBACKS.setdefault(op_name, _why(exc))
+                return fake_impl(*args, **kwargs)
+
+        real_else_fake.__signature__ = inspect.signature(op_func, eval_str=True)  # infer_schema reads it
+        return register(op_name, real_else_fake, mutates_args, None, target_lib, "Meta", tags)
+
+    torch_utils.direct_register_custom_op = register_for_meta
+
+
+def build(config_path: str, dtype: str | None, recorder):
+    """vLLM's config and model for one Hugging Face config.json, on the meta device, and its weights
+    prepared as the loader prepares them (repacking included: ``recorder`` sees those calls)."""
+    import torch
+    import vllm.ir
+    from vllm.config import CompilationConfig, LoadConfig, ModelConfig, VllmConfig, set_current_vllm_config
+    from vllm.distributed import init_distributed_environment, initialize_model_parallel
+    from vllm.distributed.parallel_state import model_parallel_is_initialized
+    from vllm.model_executor.model_loader.utils import initialize_model, process_weights_after_loading
+
+    model_dir = tempfile.mkdtemp(prefix="kernelvet-model-")
+    shutil.copy(config_path, os.path.join(model_dir, "config.json"))
+    model_config = ModelConfig(model=model_dir, skip_tokenizer_init=True, enforce_eager=True,
+                               dtype=dtype or "auto", trust_remote_code=False)
+    vllm_config = VllmConfig(model_config=model_config, compilation_config=CompilationConfig(custom_ops=["all"]),
+                             load_config=LoadConfig(load_format="dummy"))
+    context = set_current_vllm_config(vllm_config)
+    context.__enter__()
+    if not model_parallel_is_initialized():
+        init_distributed_environment(world_size=1, rank=0, local_rank=0, backend="gloo",
+                                     distributed_init_method=f"tcp://127.0.0.1:{_free_port()}")
+        initialize_model_parallel(1, 1)
+    from vllm.v1.worker.workspace import init_workspace_manager
+    init_workspace_manager(torch.device("meta"))
+    vllm_config.kernel_config.ir_op_priority.set_default()
+    vllm.ir.set_default_torch_wrap(vllm_config.compilation_config.ir_enable_torch_wrap)
+    from vllm.utils.torch_utils import set_default_torch_dtype
+    with set_default_torch_dtype(model_config.dtype):  # as vLLM's model loader builds it
+        with torch.device("meta"):
+            model = initialize_model(vllm_config)
+        RECORDING.append(recorder)
+        try:
+            with recorder:
+                process_weights_after_loading(model, model_config, torch.device("meta"))
+        finally:
+            RECORDING.pop()
+    return vllm_config, model
+
+
+def forward(vllm_config, model, num_tokens: int, recorder) -> None:
+    """One forward pass over ``num_tokens`` tokens and the logits, as vLLM's model runner calls them."""
+    import torch
+    from vllm.forward_context import set_forward_context
+
+    ids = torch.zeros(num_tokens, dtype=torch.long, device="meta")
+    if vllm_config.model_config.uses_mrope:
+        positions = torch.zeros(3, num_tokens, dtype=torch.long, device="meta")
+    else:
+        positions = torch.zeros(num_tokens, dtype=torch.long, device="meta")
+    RECORDING.append(recorder)
+    try:
+        with set_forward_context(None, vllm_config, num_tokens=num_tokens), recorder:
+            hidden = model(input_ids=ids, positions=positions, intermediate_tensors=None, inputs_embeds=None)
+            if isinstance(hidden, tuple):
+                hidden = hidden[0]
+            if hasattr(model, "compute_logits") and isinstance(hidden, torch.Tensor):
+                model.compute_logits(hidden)
+    finally:
+        RECORDING.pop()
+
+
+def record(request: dict) -> dict:
+    """The request's model at each of its points: ``{"runs": [(point, calls)], "error", "dtype",
+    "defined", "refused", "notes"}``; runs done before an error are kept."""
+    from bot.recorder.intercept import OpRecorder
+
+    result = {"runs": [], "error": None, "dtype": None, "defined": [], "refused": {}, "notes": list(NOTES)}
+    ops = None
+    try:
+        ops = prepare(request["schemas"], tuple(request.get("capability", (9, 0))))
+        # Calls made while the weights are prepared do not depend on the input: every run has them.
+        loading = OpRecorder(sorted(ops.namespaces), execute=True)
+        vllm_config, model = build(request["config"], request.get("dtype"), loading)
+        result["dtype"] = str(vllm_config.model_config.dtype).replace("torch.", "")
+        for point in request["points"]:
+            num_tokens = 1
+            for v in point.values():
+                num_tokens *= v
+            recorder = OpRecorder(sorted(ops.namespaces), execute=True)
+            forward(vllm_config, model, num_tokens, recorder)
+            result["runs"].append((point, loading.calls + recorder.calls))
+    except BaseException as exc:  # noqa: BLE001 - the model's failure is reported, the others go on
+        result["error"] = _why(exc)
+    if ops is not None:
+        result["defined"], result["refused"] = ops.defined, ops.refused
+    result["notes"] += [f"vllm::{op} ran its fake implementation: {why}" for op, why in sorted(FALLBACKS.items())]
+    return result
+
+
+def _why(exc: BaseException) -> str:
+    """One line: the exception and the innermost frame of vLLM's code that raised it."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/vllm/" in f.filename]
+    where = ""
+    if frames:
+        f = frames[-1]
+        where = f" (at {f.filename[f.filename.rindex('/vllm/') + 1:]}:{f.lineno})"
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text[:300]}{where}"
+
+
+def main(argv: list[str]) -> int:
+    request = json.loads(open(argv[0]).read())
+    result = record(request)
+    with open(request["out"], "wb") as f:
+        pickle.dump(result, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

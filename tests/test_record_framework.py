@@ -1,0 +1,139 @@
+"""Recording a framework's own models: stand-in ops defined from schemas, numbers a framework
+chooses per input size, blocks of a padded length, and the manifest ``kernelvet record
+--framework`` writes from the models' runs (the framework itself lives in a recording
+environment; here its per-model results are given)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from bot.commands import record_framework
+from bot.recorder import Recorder
+from bot.recorder import standins
+from bot.recorder.intercept import Call, OpRecorder, ScalarRec, TensorRec
+
+ROOT = Path(__file__).resolve().parent.parent
+MIXTRAL = ROOT / "manifests" / "models" / "MixtralForCausalLM.json"
+SCHEMAS = {
+    "kvstand::norm_into": "norm_into(Tensor! result, Tensor input, Tensor weight, float epsilon) -> ()",
+    "kvstand::supports_tiles": "supports_tiles(int capability) -> bool",
+    "kvstand::fresh_output": "fresh_output(Tensor input) -> Tensor",
+}
+
+
+@pytest.fixture(scope="module")
+def stand_ins():
+    return standins.install(SCHEMAS, {"supports_tiles": True})
+
+
+def test_stand_ins_are_defined_from_the_schema_when_python_looks_them_up(stand_ins):
+    x = torch.empty(3, 8, device="meta")
+    with OpRecorder(["kvstand"]) as rec:
+        torch.ops.kvstand.norm_into(torch.empty_like(x), x, torch.empty(8, device="meta"), 1e-6)
+    [call] = rec.calls
+    assert call.op == "kvstand::norm_into"
+    assert [n for n, _ in call.args] == ["result", "input", "weight", "epsilon"]
+    assert call.args[0][1].shape == (3, 8) and call.args[3][1] == ScalarRec(1e-6)
+    # A capability query answers what the adapter states; a CPU tensor call does nothing too.
+    assert torch.ops.kvstand.supports_tiles(90) is True
+    torch.ops.kvstand.norm_into(torch.zeros(2, 2), torch.ones(2, 2), torch.ones(2), 1e-6)
+    assert {"kvstand::norm_into", "kvstand::supports_tiles"} <= set(stand_ins.defined)
+
+
+def test_a_stand_in_never_invents_a_result_shape(stand_ins):
+    # Without the framework's fake implementation, an op that returns a tensor cannot answer.
+    with pytest.raises(NotImplementedError):
+        torch.ops.kvstand.fresh_output(torch.empty(4, device="meta"))
+
+
+def test_stand_ins_stay_out_of_other_namespaces_and_unknown_names(stand_ins):
+    assert not hasattr(torch.ops.kvstand, "not_registered")
+    lib = torch.library.Library("kvstand_python", "FRAGMENT")
+    lib.define("norm_into(Tensor x) -> Tensor")  # a Python-defined op of the same name: not replaced
+    assert "kvstand_python::norm_into" not in stand_ins.defined
+
+
+def _align_call(tokens: int, topk: int, experts: int, block: int) -> Call:
+    padded = tokens * topk + experts * (block - 1)
+    return Call("kvstand::align_blocks", [
+        ("topk_ids", TensorRec((tokens, topk), (topk, 1), True, "int32")),
+        ("num_experts", ScalarRec(experts)),
+        ("block_size", ScalarRec(block)),
+        ("sorted_ids", TensorRec((padded,), (1,), True, "int32")),
+        ("block_experts", TensorRec((-(-padded // block),), (1,), True, "int32")),
+    ])
+
+
+def test_a_number_chosen_per_size_becomes_a_user_dim_and_blocks_are_ceil_divisions():
+    rec = Recorder(["kvstand"])
+    recording = rec.start("mixtral", MIXTRAL)
+    for batch in (1, 2, 3):
+        for seq_len in (5, 8, 13):
+            tokens = batch * seq_len
+            block = 16 if tokens <= 16 else 32  # a tile the framework picks by token count
+            rec.add_run(recording, {"batch": batch, "seq_len": seq_len}, [_align_call(tokens, 2, 8, block)])
+    text = rec.manifest()
+    doc = yaml.safe_load(text)
+    assert doc["user_dims"] == {"block_size": {"values": [16, 32]}}
+    [op] = doc["ops"]
+    args = op["args"]
+    assert args["block_size"] == "block_size"
+    assert args["sorted_ids"]["shape"][0].replace(" ", "").startswith("num_tokens*num_experts_per_tok+block_size*")
+    assert args["block_experts"]["shape"][0].startswith("ceil_div(num_tokens * num_experts_per_tok + block_size")
+    assert "chosen per input size" in text and not rec.warnings
+
+
+def test_a_number_with_many_values_and_no_fit_still_leaves_the_op_out():
+    rec = Recorder(["kvstand"])
+    recording = rec.start("mixtral", MIXTRAL)
+    for tokens in range(1, 11):
+        call = Call("kvstand::odd", [("n", ScalarRec(tokens * tokens + 7))])
+        rec.add_run(recording, {"batch": 1, "seq_len": tokens}, [call])
+    assert "op:" not in rec.manifest()
+    assert any("fit no sum" in w for w in rec.warnings)
+
+
+def test_record_framework_writes_the_models_it_recorded_and_names_the_ones_it_could_not(tmp_path, monkeypatch):
+    runs = [({"batch": b, "seq_len": s}, [_align_call(b * s, 2, 8, 16)]) for b in (1, 2, 3) for s in (5, 8)]
+    results = {"MixtralForCausalLM": {"runs": runs, "error": None, "dtype": "bfloat16",
+                                      "notes": ["attention ops are not recorded"]},
+               "Broken": {"runs": [], "error": "ValueError: no such architecture", "notes": []}}
+    monkeypatch.setattr(record_framework, "registered_schemas", lambda root: {"kvstand::align_blocks": "x() -> ()"})
+    monkeypatch.setattr(record_framework, "record_one", lambda fw, config, schemas, points, timeout: results[config.stem])
+    broken = tmp_path / "Broken.json"
+    broken.write_text("{}")
+
+    class Args:
+        config = [str(MIXTRAL), str(broken)]
+        configs = None
+        model: list = []
+        root = "."
+        jobs = 2
+        timeout = 10.0
+        framework = "vllm"
+        output = str(tmp_path / "recorded.yaml")
+    code = record_framework.run_framework(Args, {"batch": [1, 2, 3], "seq_len": [5, 8]}, {}, {})
+    text = (tmp_path / "recorded.yaml").read_text()
+    assert code == 0
+    assert "# 1 of 2 models recorded." in text
+    assert "# Not recorded: Broken: ValueError: no such architecture" in text
+    assert "# Note (1 models): attention ops are not recorded" in text
+    doc = yaml.safe_load(text)
+    assert [m["name"] for m in doc["models"]] == ["MixtralForCausalLM"] and doc["models"][0]["dtype"] == "bfloat16"
+    assert [o["op"] for o in doc["ops"]] == ["align_blocks"]
+
+
+def test_record_framework_refuses_a_program_and_missing_configs(tmp_path):
+    import subprocess
+    import sys
+    run = lambda *a: subprocess.run([sys.executable, "-m", "bot.cli", "record", *a], cwd=ROOT,  # noqa: E731
+                                    capture_output=True, text=True)
+    r = run("--framework", "vllm", "-o", str(tmp_path / "x.yaml"), "--", "python", "x.py")
+    assert r.returncode == 2 and "give no program" in r.stderr
+    r = run("--framework", "vllm", "-o", str(tmp_path / "x.yaml"))
+    assert r.returncode == 2 and "--config FILE or --configs DIR" in r.stderr
+    r = run("--framework", "vllm", "--config", str(tmp_path / "none.json"), "-o", str(tmp_path / "x.yaml"))
+    assert r.returncode == 2 and "no such config" in r.stderr and "Traceback" not in r.stderr
