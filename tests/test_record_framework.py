@@ -137,3 +137,57 @@ def test_record_framework_refuses_a_program_and_missing_configs(tmp_path):
     assert r.returncode == 2 and "--config FILE or --configs DIR" in r.stderr
     r = run("--framework", "vllm", "--config", str(tmp_path / "none.json"), "-o", str(tmp_path / "x.yaml"))
     assert r.returncode == 2 and "no such config" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_recording_joins_a_hand_written_base_which_wins_where_it_binds(tmp_path):
+    from bot.manifest import load
+    from bot.recorder.merge import merge
+    repo = tmp_path / "repo"
+    (repo / "models").mkdir(parents=True)
+    (repo / "recorded-configs").mkdir()
+    mixtral = MIXTRAL.read_text()
+    (repo / "models" / "MixtralForCausalLM.json").write_text(mixtral)
+    (repo / "recorded-configs" / "MixtralForCausalLM.json").write_text(mixtral)  # the same model elsewhere
+    (repo / "recorded-configs" / "Small.json").write_text(
+        '{"architectures": ["MistralForCausalLM"], "hidden_size": 64, "intermediate_size": 128, '
+        '"num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 100, '
+        '"max_position_embeddings": 256, "rms_norm_eps": 1e-5, "torch_dtype": "bfloat16"}')
+    (repo / "base.yaml").write_text("""version: 1
+defines: {ENABLE_FP8: "1"}
+models:
+  - {config: models/MixtralForCausalLM.json, name: mixtral-8x7b}
+user_dims:
+  block_size: {values: [16, 32]}          # KV-cache block: not the recording's MoE tile
+ops:
+  - op: align_blocks
+    args:
+      topk_ids: {shape: [num_tokens, num_experts_per_tok], dtype: int32, values: [0, num_experts - 1]}
+""")
+    (repo / "recorded.yaml").write_text("""version: 1
+models:
+  - {config: recorded-configs/MixtralForCausalLM.json, name: MixtralForCausalLM, dtype: bfloat16}
+  - {config: recorded-configs/Small.json, name: Small, dtype: bfloat16}
+user_dims:
+  block_size: {values: [16, 64]}
+ops:
+  - op: align_blocks
+    args:
+      topk_ids: {shape: [num_tokens, 2], dtype: int32}
+  - op: tile_rows
+    args:
+      rows: {shape: ["ceil_div(num_tokens, block_size)"], dtype: int32}
+""")
+    merge(repo / "base.yaml", repo / "recorded.yaml", repo / "joined.yaml", header=["joined"])
+    doc = yaml.safe_load((repo / "joined.yaml").read_text())
+    assert doc["defines"] == {"ENABLE_FP8": "1"}
+    assert [(m["name"], m["config"]) for m in doc["models"]] == [
+        ("mixtral-8x7b", "models/MixtralForCausalLM.json"), ("Small", "recorded-configs/Small.json")]
+    [hand, recorded_align, tile] = doc["ops"]
+    assert hand["args"]["topk_ids"]["values"] == [0, "num_experts - 1"] and "models" not in hand
+    assert recorded_align["models"] == ["Small"]  # Mixtral is the base's: its binding wins
+    assert tile["models"] == ["mixtral-8x7b", "Small"]
+    assert tile["args"]["rows"]["shape"] == ["ceil_div(num_tokens, tile_rows_block_size)"]
+    assert doc["user_dims"]["block_size"] == {"values": [16, 32]}
+    assert doc["user_dims"]["tile_rows_block_size"] == {"values": [16, 64]}
+    loaded = load(repo / "joined.yaml")  # a valid manifest, every model's config read
+    assert [m.name for m in loaded.models] == ["mixtral-8x7b", "Small"]

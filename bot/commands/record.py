@@ -46,6 +46,8 @@ def register(sub) -> None:
     p.add_argument("--framework", choices=FRAMEWORKS, help="run the models with this framework's own classes (no program)")
     p.add_argument("--root", default=".", help="with --framework: the repository whose registered ops are recorded")
     p.add_argument("--configs", help="with --framework: a directory of config.json files, one model each")
+    p.add_argument("--base", help="with --framework: a hand-written manifest the recording joins (it wins where it "
+                                  "binds an op for a model): the output is both in one manifest")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="with --framework: models recorded at once")
     p.add_argument("--timeout", type=float, default=900.0, help="with --framework: seconds one model may take")
     p.add_argument("--output", "-o", required=True, help="the manifest to write")

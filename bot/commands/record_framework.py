@@ -71,12 +71,28 @@ def run_framework(args, sizes: dict, ranges: dict, values: dict) -> int:
               f"{len(recorded)} of {len(configs)} models recorded."]
     header += [f"Not recorded: {name}: {why}" for name, why in failed]
     header += [f"Note ({len(ms)} models): {note}" for note, ms in sorted(notes.items())]
+    base = getattr(args, "base", None)
+    if base and not Path(base).is_file():
+        print(f"kernelvet record: --base {base}: no such manifest", file=sys.stderr)
+        return EXIT_USAGE
     try:
-        text = rec.manifest(args.output, values=values, ranges=ranges, header=header)
+        if base:
+            from ..recorder.merge import merge
+            # The recording is written beside the output, so that its config paths hold there too.
+            alone = Path(args.output).resolve().parent / f".{Path(args.output).name}.recorded"
+            text = rec.manifest(alone, values=values, ranges=ranges, header=header)
+            try:
+                text = merge(Path(base), alone, Path(args.output),
+                             header=[f"Generated: {base} (hand-written, wins where it binds an op for a model) "
+                                     f"joined with a recording.", *header])
+            finally:
+                alone.unlink(missing_ok=True)
+        else:
+            text = rec.manifest(args.output, values=values, ranges=ranges, header=header)
     except RecordError as exc:
         print(f"kernelvet record: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    n_ops = text.count("\n  - op: ")
+    n_ops = text.count("\n  - op: ") + text.count("\n- op: ")
     print(f"kernelvet record: {len(recorded)} of {len(configs)} models recorded in {time.perf_counter() - t0:.1f} s; "
           f"{n_ops} op bindings written to {args.output}")
     for name, why in failed:

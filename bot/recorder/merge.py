@@ -1,0 +1,142 @@
+"""A recorded manifest joined to a hand-written base: the base says more where it binds an op (index
+ranges, user dims the recording cannot see, ops a run never reaches), the recording says for
+which more models. The result is one version 1 manifest:
+
+- the base's settings (defines, include directories, user dims, derived dims, returns, options);
+- the base's models, then the recorded models whose config is not already one of the base's (by
+  content: the same config under two paths is one model, named as the base names it);
+- the base's ops, as written;
+- each recorded binding, for its models that the base's binding of the same op does not already
+  cover (all of them where the base does not bind the op).
+
+A number the recording made a user dim (a size the framework chose per input) keeps its name
+unless the base has a user dim of that name, which means something else: then it is named after
+its op (``moe_align_block_size_block_size``).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import yaml
+
+from analyzers import binding as B
+
+SETTINGS = ("include_dirs", "defines", "arch", "dtypes", "max_num_batched_tokens", "constraints", "derived",
+            "returns", "options")
+
+
+def merge(base_path: Path, recorded_path: Path, out_path: Path, header: list[str] = ()) -> str:
+    """Write the joined manifest to ``out_path``; returns its text."""
+    base = yaml.safe_load(Path(base_path).read_text())
+    rec = yaml.safe_load(Path(recorded_path).read_text())
+    out_dir = Path(out_path).resolve().parent
+
+    def config_of(doc_path: Path, entry: dict) -> Path:
+        return (Path(doc_path).resolve().parent / entry["config"]).resolve()
+
+    base_models = base.get("models") or []
+    by_content = {_digest(config_of(base_path, m)): m["name"] for m in base_models if m.get("config")}
+    base_names = [m["name"] for m in base_models]
+    rename: dict[str, str] = {}
+    models = [dict(m, config=_rel(config_of(base_path, m), out_dir)) if m.get("config") else dict(m)
+              for m in base_models]
+    for m in rec.get("models") or []:
+        known = by_content.get(_digest(config_of(recorded_path, m))) if m.get("config") else None
+        if known is not None:
+            rename[m["name"]] = known
+            continue
+        name = m["name"] if m["name"] not in base_names else f"{m['name']}-recorded"
+        rename[m["name"]] = name
+        models.append(dict(m, name=name, config=_rel(config_of(recorded_path, m), out_dir)))
+
+    user_dims = dict(base.get("user_dims") or {})
+    dim_rename: dict[str, dict[str, str]] = {}  # op -> recorded dim -> name here
+    recorded_dims = rec.get("user_dims") or {}
+    ops = list(base.get("ops") or [])
+    for op in rec.get("ops") or []:
+        name = op["op"]
+        covered = _covered(base, name, base_names)
+        names = [rename[m] for m in (op.get("models") or [m["name"] for m in rec.get("models") or []])]
+        names = [n for n in names if n not in covered]
+        if not names:
+            continue
+        args = op.get("args") or {}
+        renames = {}
+        for dim in sorted(_dims_used(args) & set(recorded_dims)):
+            if dim in user_dims and user_dims[dim] != recorded_dims[dim]:
+                renames[dim] = f"{name}_{dim}"
+            user_dims[renames.get(dim, dim)] = recorded_dims[dim]
+        dim_rename[name] = renames
+        ops.append({"op": name, "models": names, "args": _renamed(args, renames)})
+
+    doc = {"version": 1}
+    doc.update({k: base[k] for k in SETTINGS if k in base})
+    doc["models"] = models
+    if user_dims:
+        doc["user_dims"] = user_dims
+    doc["ops"] = ops
+    text = "".join(f"# {h}\n" for h in header) + yaml.safe_dump(doc, sort_keys=False, width=120)
+    Path(out_path).write_text(text)
+    return text
+
+
+def _covered(base: dict, op: str, base_names: list[str]) -> set[str]:
+    """The models the base binds ``op`` for (a condition counts as every base model: it says more)."""
+    out: set[str] = set()
+    for entry in base.get("ops") or []:
+        if entry.get("op") != op:
+            continue
+        listed = entry.get("models")
+        out |= set(listed) if isinstance(listed, list) else set(base_names)
+    return out
+
+
+def _dims_used(args: dict) -> set[str]:
+    out: set[str] = set()
+    for spec in args.values():
+        for text in _texts(spec):
+            try:
+                out |= B.names(B.parse_expr(text))
+            except B.ExprError:
+                continue
+    return out
+
+
+def _texts(spec):
+    if isinstance(spec, (str, int, float)) and not isinstance(spec, bool):
+        yield str(spec)
+    elif isinstance(spec, list):
+        for x in spec:
+            yield from _texts(x)
+    elif isinstance(spec, dict):
+        for k in ("shape", "strides", "values"):
+            if k in spec:
+                yield from _texts(spec[k])
+
+
+def _renamed(args: dict, renames: dict[str, str]):
+    if not renames:
+        return args
+
+    def one(x):
+        if isinstance(x, str):
+            return B.to_text(B.substitute(B.parse_expr(x), {k: B.Name(v) for k, v in renames.items()}))
+        if isinstance(x, list):
+            return [one(v) for v in x]
+        if isinstance(x, dict):
+            return {k: one(v) if k in ("shape", "strides", "values") else v for k, v in x.items()}
+        return x
+    return {k: one(v) for k, v in args.items()}
+
+
+def _digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return f"missing:{path}"
+
+
+def _rel(path: Path, start: Path) -> str:
+    return os.path.relpath(path, start)
