@@ -191,3 +191,16 @@ ops:
     assert doc["user_dims"]["tile_rows_block_size"] == {"values": [16, 64]}
     loaded = load(repo / "joined.yaml")  # a valid manifest, every model's config read
     assert [m.name for m in loaded.models] == ["mixtral-8x7b", "Small"]
+
+
+def test_an_op_first_called_at_a_larger_size_is_left_out_not_misaligned():
+    rec = Recorder(["kvstand"])
+    recording = rec.start("mixtral", MIXTRAL)
+    for tokens in (5, 8, 13, 40):
+        calls = [Call("kvstand::always", [("n", ScalarRec(tokens))])]
+        if tokens > 10:  # a path the framework takes from this many tokens on
+            calls.append(Call("kvstand::large_only", [("n", ScalarRec(tokens))]))
+        rec.add_run(recording, {"batch": 1, "seq_len": tokens}, calls)
+    doc = yaml.safe_load(rec.manifest())
+    assert [o["op"] for o in doc["ops"]] == ["always"]
+    assert any("large_only" in w and "called [0, 1] times" in w for w in rec.warnings)

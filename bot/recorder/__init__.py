@@ -145,8 +145,9 @@ class Recorder:
             per: dict[str, list[Call]] = {}
             for c in calls:
                 per.setdefault(c.op, []).append(c)
+            done = len(next(iter(by_op.values()))) if by_op else 0  # runs before this one
             for op in set(per) | set(by_op):
-                by_op.setdefault(op, [])
+                by_op.setdefault(op, [[] for _ in range(done)])  # first called here: not in earlier runs
             for op in by_op:
                 by_op[op].append(per.get(op, []))
         out: list[Binding] = []
@@ -196,6 +197,9 @@ class Recorder:
                 cands = self._number(rec, fitted, [s.value for s in seen], points, dims, where)
                 if cands is None:
                     return None
+                # 8 is num_key_value_heads and num_local_experts for Mixtral: an argument named
+                # num_experts means the one of its name.
+                cands = sorted(cands, key=lambda c: not _same_name(c, name))
                 args.append((name, "scalar", cands))
             else:
                 if len({len(s.shape) for s in seen}) != 1 or len({s.dtype for s in seen}) != 1:
@@ -316,6 +320,11 @@ class Recorder:
         if path:
             Path(path).write_text(text)
         return text
+
+
+def _same_name(candidate: str, arg: str) -> bool:
+    words = set(arg.lower().split("_")) - {"num", "n"}
+    return bool(words) and words <= set(candidate.lower().split("_"))
 
 
 def _blocks_of(fitted: list, seen: list, points: list, dims: list) -> list[str]:

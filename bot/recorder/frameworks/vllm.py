@@ -31,7 +31,6 @@ import inspect
 import json
 import os
 import pickle
-import shutil
 import socket
 import sys
 import tempfile
@@ -121,6 +120,8 @@ def prepare(schemas: dict, capability: tuple = (9, 0)):
     if not torch.accelerator.is_available():
         torch.accelerator.empty_cache = lambda: None  # nothing is cached on the meta device
     _python_ops_run_on_meta()
+    import vllm.utils.torch_utils as torch_utils
+    torch_utils.aux_stream = lambda: None  # no second CUDA stream: the shared experts run in order
     return ops
 
 
@@ -188,11 +189,18 @@ def build(config_path: str, dtype: str | None, recorder):
     from vllm.model_executor.model_loader.utils import initialize_model, process_weights_after_loading
 
     model_dir = tempfile.mkdtemp(prefix="kernelvet-model-")
-    shutil.copy(config_path, os.path.join(model_dir, "config.json"))
+    config = json.loads(open(config_path).read())
+    # auto_map names the hub repository's own Python classes, which a recording without the hub
+    # lacks; vLLM's registry implements these architectures itself.
+    config.pop("auto_map", None)
+    _known_config_type(config.get("model_type"))
+    with open(os.path.join(model_dir, "config.json"), "w") as f:
+        json.dump(config, f)
     model_config = ModelConfig(model=model_dir, skip_tokenizer_init=True, enforce_eager=True,
                                dtype=dtype or "auto", trust_remote_code=False)
     vllm_config = VllmConfig(model_config=model_config, compilation_config=CompilationConfig(custom_ops=["all"]),
                              load_config=LoadConfig(load_format="dummy"))
+    vllm_config.device_config.device = torch.device("meta")  # where vLLM places what it creates itself
     context = set_current_vllm_config(vllm_config)
     context.__enter__()
     if not model_parallel_is_initialized():
@@ -214,6 +222,20 @@ def build(config_path: str, dtype: str | None, recorder):
         finally:
             RECORDING.pop()
     return vllm_config, model
+
+
+def _known_config_type(model_type) -> None:
+    """A model type neither Transformers nor vLLM defines a config class for (one that lived in
+    the hub repository's own code) gets a plain one: exactly the config's fields, no defaults."""
+    if not isinstance(model_type, str):
+        return
+    from transformers import AutoConfig, PretrainedConfig
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+    from vllm.transformers_utils.config import _CONFIG_REGISTRY
+    if model_type in CONFIG_MAPPING or model_type in _CONFIG_REGISTRY:
+        return
+    AutoConfig.register(model_type, type(f"Recorded{model_type.title()}Config", (PretrainedConfig,),
+                                         {"model_type": model_type}))
 
 
 def forward(vllm_config, model, num_tokens: int, recorder) -> None:
@@ -273,7 +295,10 @@ def _why(exc: BaseException) -> str:
     if frames:
         f = frames[-1]
         where = f" (at {f.filename[f.filename.rindex('/vllm/') + 1:]}:{f.lineno})"
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    lines = [x.strip() for x in str(exc).strip().splitlines() if x.strip()]
+    if len(lines) > 1 and "validation error" in lines[0]:
+        lines = lines[1:]  # pydantic's header; the reason is below
+    text = lines[0] if lines else ""
     return f"{type(exc).__name__}: {text[:300]}{where}"
 
 
