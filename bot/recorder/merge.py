@@ -29,6 +29,8 @@ SETTINGS = ("include_dirs", "defines", "arch", "dtypes", "max_num_batched_tokens
 
 def merge(base_path: Path, recorded_path: Path, out_path: Path, header: list[str] = ()) -> str:
     """Write the joined manifest to ``out_path``; returns its text."""
+    from bot.manifest import load
+    loaded = load(Path(base_path))  # validated, with every model's fields
     base = yaml.safe_load(Path(base_path).read_text())
     rec = yaml.safe_load(Path(recorded_path).read_text())
     out_dir = Path(out_path).resolve().parent
@@ -52,12 +54,13 @@ def merge(base_path: Path, recorded_path: Path, out_path: Path, header: list[str
         models.append(dict(m, name=name, config=_rel(config_of(recorded_path, m), out_dir)))
 
     user_dims = dict(base.get("user_dims") or {})
-    dim_rename: dict[str, dict[str, str]] = {}  # op -> recorded dim -> name here
     recorded_dims = rec.get("user_dims") or {}
-    ops = list(base.get("ops") or [])
+    # The base's bindings stay with the base's models: a binding for every model, or for those a
+    # condition selects, was written against those configs' fields.
+    ops = [dict(op, models=_base_models(op, loaded)) for op in base.get("ops") or []]
     for op in rec.get("ops") or []:
         name = op["op"]
-        covered = _covered(base, name, base_names)
+        covered = {m for entry in ops if entry.get("op") == name for m in entry["models"]}
         names = [rename[m] for m in (op.get("models") or [m["name"] for m in rec.get("models") or []])]
         names = [n for n in names if n not in covered]
         if not names:
@@ -68,7 +71,6 @@ def merge(base_path: Path, recorded_path: Path, out_path: Path, header: list[str
             if dim in user_dims and user_dims[dim] != recorded_dims[dim]:
                 renames[dim] = f"{name}_{dim}"
             user_dims[renames.get(dim, dim)] = recorded_dims[dim]
-        dim_rename[name] = renames
         ops.append({"op": name, "models": names, "args": _renamed(args, renames)})
 
     doc = {"version": 1}
@@ -82,15 +84,17 @@ def merge(base_path: Path, recorded_path: Path, out_path: Path, header: list[str
     return text
 
 
-def _covered(base: dict, op: str, base_names: list[str]) -> set[str]:
-    """The models the base binds ``op`` for (a condition counts as every base model: it says more)."""
-    out: set[str] = set()
-    for entry in base.get("ops") or []:
-        if entry.get("op") != op:
-            continue
-        listed = entry.get("models")
-        out |= set(listed) if isinstance(listed, list) else set(base_names)
-    return out
+def _base_models(entry: dict, loaded) -> list[str]:
+    """The names of the base's models an op entry binds: its list, the models its condition
+    selects, or all of them."""
+    from bot.manifest.predicates import compile_predicate
+    listed = entry.get("models")
+    if isinstance(listed, list):
+        return list(listed)
+    if isinstance(listed, str):
+        holds = compile_predicate(listed)
+        return [m.name for m in loaded.models if holds(m.lookup)]
+    return [m.name for m in loaded.models]
 
 
 def _dims_used(args: dict) -> set[str]:

@@ -122,6 +122,10 @@ def prepare(schemas: dict, capability: tuple = (9, 0)):
     _python_ops_run_on_meta()
     import vllm.utils.torch_utils as torch_utils
     torch_utils.aux_stream = lambda: None  # no second CUDA stream: the shared experts run in order
+    import vllm.model_executor.models.registry as registry
+    # vLLM inspects some model classes in a fresh interpreter, to keep CUDA out of its own; that
+    # interpreter would lack the stand-ins, and this process is the model's own already.
+    registry._run_in_subprocess = lambda fn: fn()
     return ops
 
 
