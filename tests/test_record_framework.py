@@ -204,3 +204,17 @@ def test_an_op_first_called_at_a_larger_size_is_left_out_not_misaligned():
     doc = yaml.safe_load(rec.manifest())
     assert [o["op"] for o in doc["ops"]] == ["always"]
     assert any("large_only" in w and "called [0, 1] times" in w for w in rec.warnings)
+
+
+def test_a_model_that_fails_is_reported_in_one_line_with_the_framework_line_and_no_temporary_path():
+    from bot.recorder.frameworks import vllm as adapter
+    adapter.MODEL_DIRS.append("/tmp/kernelvet-model-abc123")
+    try:
+        try:
+            raise ValueError("1 validation error for ModelConfig\n  Value error, Can't load image processor for "
+                             "'/tmp/kernelvet-model-abc123'. If you were trying ...\n more")
+        except ValueError as exc:
+            why = adapter._why(exc)
+    finally:
+        adapter.MODEL_DIRS.pop()
+    assert why == "ValueError: Value error, Can't load image processor for the model. If you were trying ..."

@@ -130,6 +130,7 @@ def prepare(schemas: dict, capability: tuple = (9, 0)):
 
 
 FALLBACKS: dict = {}  # vllm::op -> why its real implementation could not run (first reason)
+MODEL_DIRS: list = []  # the temporary model folder, named as "the model" in messages
 RECORDING: list = []  # the recorder of the forward pass in progress
 
 
@@ -193,6 +194,7 @@ def build(config_path: str, dtype: str | None, recorder):
     from vllm.model_executor.model_loader.utils import initialize_model, process_weights_after_loading
 
     model_dir = tempfile.mkdtemp(prefix="kernelvet-model-")
+    MODEL_DIRS.append(model_dir)
     config = json.loads(open(config_path).read())
     # auto_map names the hub repository's own Python classes, which a recording without the hub
     # lacks; vLLM's registry implements these architectures itself.
@@ -303,6 +305,8 @@ def _why(exc: BaseException) -> str:
     if len(lines) > 1 and "validation error" in lines[0]:
         lines = lines[1:]  # pydantic's header; the reason is below
     text = lines[0] if lines else ""
+    for folder in MODEL_DIRS:
+        text = text.replace(f"'{folder}'", "the model").replace(folder, "the model")
     return f"{type(exc).__name__}: {text[:300]}{where}"
 
 
