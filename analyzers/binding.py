@@ -363,6 +363,9 @@ class TensorArg:
     device: str = "cuda"  # cuda | cpu | any (zero-config: the op's checks decide)
     nondecreasing: bool = False  # a 1-D index tensor whose elements never decrease (cumulative lengths)
     distinct: bool = False  # no two elements hold the same value >= 0 (a slot mapping; -1 padding may repeat)
+    # Contents no one observed (a recording on the meta device): a finding that rests on them is
+    # needs-values until ``values`` states their range.
+    unknown_values: bool = False
 
 
 # A bare kernel's op: its launcher is one launch of the kernel that kernelvet appends to the

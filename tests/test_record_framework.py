@@ -148,6 +148,8 @@ def test_a_recording_joins_a_hand_written_base_which_wins_where_it_binds(tmp_pat
     mixtral = MIXTRAL.read_text()
     (repo / "models" / "MixtralForCausalLM.json").write_text(mixtral)
     (repo / "recorded-configs" / "MixtralForCausalLM.json").write_text(mixtral)  # the same model elsewhere
+    (repo / "recorded-configs" / "Qwen2MoeForCausalLM.json").write_text(
+        (ROOT / "manifests" / "models" / "Qwen2MoeForCausalLM.json").read_text())
     (repo / "recorded-configs" / "Small.json").write_text(
         '{"architectures": ["MistralForCausalLM"], "hidden_size": 64, "intermediate_size": 128, '
         '"num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 100, '
@@ -162,15 +164,21 @@ ops:
   - op: align_blocks
     args:
       topk_ids: {shape: [num_tokens, num_experts_per_tok], dtype: int32, values: [0, num_experts - 1]}
+  - op: tile_rows
+    models: has tile_count  # no model has it: the base binds tile_rows for none
+    args:
+      rows: {shape: [1], dtype: int32, values: [0, num_experts - 1]}
 """)
     (repo / "recorded.yaml").write_text("""version: 1
 models:
   - {config: recorded-configs/MixtralForCausalLM.json, name: MixtralForCausalLM, dtype: bfloat16}
   - {config: recorded-configs/Small.json, name: Small, dtype: bfloat16}
+  - {config: recorded-configs/Qwen2MoeForCausalLM.json, name: Qwen2Moe, dtype: bfloat16}
 user_dims:
   block_size: {values: [16, 64]}
 ops:
   - op: align_blocks
+    models: [MixtralForCausalLM, Qwen2Moe]
     args:
       topk_ids: {shape: [num_tokens, 2], dtype: int32}
   - op: tile_rows
@@ -181,16 +189,23 @@ ops:
     doc = yaml.safe_load((repo / "joined.yaml").read_text())
     assert doc["defines"] == {"ENABLE_FP8": "1"}
     assert [(m["name"], m["config"]) for m in doc["models"]] == [
-        ("mixtral-8x7b", "models/MixtralForCausalLM.json"), ("Small", "recorded-configs/Small.json")]
-    [hand, recorded_align, tile] = doc["ops"]
+        ("mixtral-8x7b", "models/MixtralForCausalLM.json"), ("Small", "recorded-configs/Small.json"),
+        ("Qwen2Moe", "recorded-configs/Qwen2MoeForCausalLM.json")]
+    [hand, hand_tile, recorded_align, tile] = doc["ops"]
+    assert hand_tile["models"] == []
     assert hand["args"]["topk_ids"]["values"] == [0, "num_experts - 1"] and hand["models"] == ["mixtral-8x7b"]
-    assert recorded_align["models"] == ["Small"]  # Mixtral is the base's: its binding wins
-    assert tile["models"] == ["mixtral-8x7b", "Small"]
+    assert recorded_align["models"] == ["Qwen2Moe"]  # Mixtral is the base's: its binding wins
+    # What the base states about the contents holds for the recorded binding too, where the names
+    # it uses are every model's (Small has no experts: tile_rows takes nothing).
+    assert recorded_align["args"]["topk_ids"] == {"shape": ["num_tokens", 2], "dtype": "int32",
+                                                  "values": [0, "num_experts - 1"]}
+    assert "values" not in tile["args"]["rows"]
+    assert tile["models"] == ["mixtral-8x7b", "Small", "Qwen2Moe"]
     assert tile["args"]["rows"]["shape"] == ["ceil_div(num_tokens, tile_rows_block_size)"]
     assert doc["user_dims"]["block_size"] == {"values": [16, 32]}
     assert doc["user_dims"]["tile_rows_block_size"] == {"values": [16, 64]}
     loaded = load(repo / "joined.yaml")  # a valid manifest, every model's config read
-    assert [m.name for m in loaded.models] == ["mixtral-8x7b", "Small"]
+    assert [m.name for m in loaded.models] == ["mixtral-8x7b", "Small", "Qwen2Moe"]
 
 
 def test_an_op_first_called_at_a_larger_size_is_left_out_not_misaligned():

@@ -222,6 +222,9 @@ class Context:
             if kind == "scratch":
                 return (f"depends on values an earlier kernel of the op wrote into `{name}`, which the engine "
                         "does not carry from one launch to the next")
+            if kind == "unstated":
+                return (f"depends on the values of `{name}`, which the binding says were not observed (state "
+                        "their range in the manifest's `values`)")
             if kind in UNTRACKED:
                 return f"depends on {UNTRACKED[kind]} ({name}), which the engine does not compute"
             if self.zero_config and kind == "global" and not bounded:

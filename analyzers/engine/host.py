@@ -241,7 +241,8 @@ class HostOps:
             cpu = self.ctx.symbol(f"{name}.is_cpu()", z3.Bool(self.ctx.fresh_name(f"{name}_cpu")), "user")
         on_gpu = arg.device != "cpu" and not arg.unchecked  # what a reproducer allocates on the card
         if not lazy:
-            region = self.storage_region(name, extent, size, span, values, note)
+            region = self.storage_region(name, extent, size, span, values, note,
+                                         unstated=arg.unknown_values and values is None)
             self.tensor_facts.track(region, name, size)
             if on_gpu:
                 self.ctx.device_regions.append(region)
@@ -254,12 +255,14 @@ class HostOps:
             self.ctx.device_regions.append(placeholder)
         return TensorV(name, dims, strides, B.LAZY_DTYPE, placeholder, lazy=lazy_dtype, cpu=cpu)
 
-    def storage_region(self, name: str, extent: IntV, esize: int, span: N.Span, values=None, note: str = "") -> Region:
+    def storage_region(self, name: str, extent: IntV, esize: int, span: N.Span, values=None, note: str = "",
+                       unstated: bool = False) -> Region:
         if note == "unchecked":
             return self.new_region("global", name, UNCHECKED_SIZE, span, elem_size=esize, values=values, align=256,
-                                   note=note)
+                                   note=note, unstated=unstated)
         nbytes = ints.arith("*", extent, const_int(esize, T.INT64), T.INT64, span)
-        return self.new_region("global", name, nbytes, span, elem_size=esize, values=values, align=256, note=note)
+        return self.new_region("global", name, nbytes, span, elem_size=esize, values=values, align=256, note=note,
+                               unstated=unstated)
 
     def dtype_symbol(self, name: str, st: State) -> tuple[IntV, IntV]:
         """The dtype of a zero-config tensor as a c10::ScalarType symbol, and its element size."""

@@ -63,7 +63,7 @@ class MemoryOps:
     # ------------------------------------------------------------ regions
 
     def new_region(self, kind: str, name: str, size, span: N.Span | None = None, *, tracked: bool = False,
-                   elem_size: int = 0, values=None, align: int = 16, note: str = "") -> Region:
+                   elem_size: int = 0, values=None, align: int = 16, note: str = "", unstated: bool = False) -> Region:
         self._regions += 1
         if isinstance(size, int):
             size_bv, lo, hi, size_iv = z3.BitVecVal(size, 64), size, size, z3.IntVal(size)
@@ -71,7 +71,8 @@ class MemoryOps:
             iv = size if size.ty.bits == 64 else ints.convert(size, T.INT64, span or N.NO_SPAN)
             size_bv, lo, hi = iv.bv, max(iv.lo, 0), iv.hi
             size_iv = ints.I(iv) if iv.math is None else None
-        region = Region(self._regions, kind, name, size_bv, lo, hi, span, elem_size, tracked, note, values, align, size_iv)
+        region = Region(self._regions, kind, name, size_bv, lo, hi, span, elem_size, tracked, note, values, align, size_iv,
+                        unstated)
         if tracked:
             self._tracked[region.id] = region  # what a path never wrote there: unwritten_value
         return region
@@ -328,7 +329,7 @@ class MemoryOps:
         # Memory the op allocated holds what an earlier kernel of it wrote, which is not carried
         # from one launch to the next.
         kind = "scratch" if region.kind == "global" and region.note == "allocated" else \
-            "symbol" if region.note == "symbol" else region.kind
+            "symbol" if region.note == "symbol" else "unstated" if region.unstated else region.kind
         self.ctx.symbol(f"{region.name}[...] loaded at {span.file}:{span.line}", v.bv, "load", v.ty.signed,
                         (kind, region.name, region.values is not None))
         if region.values is None:

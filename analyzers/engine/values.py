@@ -115,6 +115,7 @@ class Region:
     values: tuple | None = None  # (lo, hi) IntV bounds of every integer element (index tensors)
     align: int = 16  # alignment of the object's base address
     size_iv: z3.ArithRef | None = None  # the size as an integer term (lia.py)
+    unstated: bool = False  # contents the binding says no one observed: findings resting on them wait
 
     @property
     def size_concrete(self) -> int | None:

@@ -353,7 +353,7 @@ def _instance(lm: LoadedManifest, oi: int, m: Model, dtype: str, dims, derived, 
                 expr(s, "args", name, "values", i) for i, s in enumerate(spec.values))
             args.append((name, B.TensorArg(shape, spec.dtype or dtype, strides, values, optional=spec.optional,
                                                    device=spec.device, nondecreasing=spec.nondecreasing,
-                                                   distinct=spec.distinct)))
+                                                   distinct=spec.distinct, unknown_values=spec.unknown_values)))
         elif isinstance(spec, StringArg):
             args.append((name, B.StringArg(spec.string)))
         elif isinstance(spec, ScalarArg):

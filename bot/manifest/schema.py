@@ -76,6 +76,8 @@ class TensorArg(Strict):
     device: Literal["cuda", "cpu"] = Field("cuda", description="where the tensor lives")
     nondecreasing: bool = Field(False, description="a 1-D index tensor whose elements never decrease")
     distinct: bool = Field(False, description="no two elements hold the same value (a slot mapping)")
+    unknown_values: bool = Field(False, description="no one observed the contents (a recording on the meta device): "
+                                 "a finding resting on them is inconclusive (needs-values)")
 
     _dt = field_validator("dtype")(classmethod(lambda cls, v: _dtype(v)))
 

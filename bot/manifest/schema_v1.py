@@ -83,6 +83,9 @@ class Arg(Strict):
                                 "(cumulative lengths)")
     distinct: bool = Field(False, description="no two elements hold the same value (a slot mapping: one "
                            "cache slot per token)")
+    unknown_values: bool = Field(False, description="no one observed the contents (a recording on the meta "
+                                 "device): a finding resting on them is inconclusive (needs-values) until "
+                                 "'values' states their range")
     optional: bool = Field(False, description="verify the op with the tensor present and with it absent")
     device: Literal["cuda", "cpu"] | None = Field(None, description="where the tensor lives (default cuda)")
     value: Expr | None = None

@@ -407,7 +407,8 @@ def _instance(lm, oi, m, dtype, dims, derived, constraints, user_names, file, la
             values = None if spec.values is None else tuple(
                 expr(s, key, "values", i) for i, s in enumerate(spec.values))
             args.append((name, B.TensorArg(shape, spec.dtype or dtype, strides, values, device=spec.device or "cuda",
-                                           nondecreasing=spec.nondecreasing, distinct=spec.distinct)))
+                                           nondecreasing=spec.nondecreasing, distinct=spec.distinct,
+                                           unknown_values=spec.unknown_values)))
         elif spec.string is not None:
             args.append((name, B.StringArg(spec.string)))
         elif spec.any or spec.value is None:

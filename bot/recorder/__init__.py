@@ -22,6 +22,7 @@ from .intercept import AbsentRec, Call, OpRecorder, ScalarRec, TensorRec
 
 __all__ = ["Recorder", "RecordError", "sizes", "config_path"]
 DEFAULT_RANGES = {"batch": (1, 1000), "seq_len": (1, 2_000_000)}
+UNOBSERVED = "unobserved"  # an integer tensor's contents no run could see (meta tensors)
 CHOSEN_VALUES = 8  # at most this many distinct values make a number chosen by size, not a wrong fit
 ENV_POINT = "KERNELVET_RECORD_POINT"
 ENV_CONFIG = "KERNELVET_RECORD_CONFIG"
@@ -231,6 +232,8 @@ class Recorder:
                         notes.append(f"{name}: value range observed ([{lo[0]}, {hi[0]}]); an index tensor's "
                                      f"range is what it indexes: confirm it")
                 elif first.dtype in ("int32", "int64"):
+                    # A finding resting on these values waits for their range (unknown_values).
+                    vals = UNOBSERVED
                     notes.append(f"{name}: integer tensor without observed values (meta tensors): if it indexes "
                                  f"memory, declare its range")
                 dtype = None if first.dtype == rec.dtype else first.dtype
@@ -356,7 +359,9 @@ def _arg_text(kind, data) -> str:
         parts.append(f"dtype: {dtype}")
     if strides is not None:
         parts.append("strides: [" + ", ".join(_q(c[0]) for c in strides) + "]")
-    if vals is not None:
+    if vals == UNOBSERVED:
+        parts.append("unknown_values: true")
+    elif vals is not None:
         parts.append(f"values: [{_q(vals[0][0])}, {_q(vals[1][0])}]")
     return "{" + ", ".join(parts) + "}"
 
@@ -382,10 +387,12 @@ def _unify(a: list, b: list) -> list | None:
             (sa, ta, sta, va), (sb, tb, stb, vb) = da, db
             if ta != tb or len(sa) != len(sb) or (sta is None) != (stb is None) or (va is None) != (vb is None):
                 return None
+            if (va == UNOBSERVED) != (vb == UNOBSERVED):
+                return None
             shape = [_common(x, y) for x, y in zip(sa, sb)]
             strides = None if sta is None else [_common(x, y) for x, y in zip(sta, stb)]
-            vals = None if va is None else [_common(va[0], vb[0]), _common(va[1], vb[1])]
-            if any(c is None for c in shape + (strides or []) + (vals or [])):
+            vals = va if va is None or va == UNOBSERVED else [_common(va[0], vb[0]), _common(va[1], vb[1])]
+            if any(c is None for c in shape + (strides or []) + (vals if isinstance(vals, list) else [])):
                 return None
             out.append((n, k, (shape, ta, strides, vals)))
     return out

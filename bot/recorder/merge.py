@@ -7,7 +7,10 @@ which more models. The result is one version 1 manifest:
   content: the same config under two paths is one model, named as the base names it);
 - the base's ops, as written;
 - each recorded binding, for its models that the base's binding of the same op does not already
-  cover (all of them where the base does not bind the op).
+  cover (all of them where the base does not bind the op). What the base states about an
+  argument's contents (``values``, ``distinct``: ``positions`` lie in ``[0, max_position_embeddings
+  - 1]``) is a fact about the op, which no meta-device run observes: a recorded tensor argument of
+  the same name that states none takes the base's.
 
 A number the recording made a user dim (a size the framework chose per input) keeps its name
 unless the base has a user dim of that name, which means something else: then it is named after
@@ -44,13 +47,17 @@ def merge(base_path: Path, recorded_path: Path, out_path: Path, header: list[str
     rename: dict[str, str] = {}
     models = [dict(m, config=_rel(config_of(base_path, m), out_dir)) if m.get("config") else dict(m)
               for m in base_models]
+    fields_of = {m.name: m.fields for m in loaded.models}
     for m in rec.get("models") or []:
+        fields_of[m["name"]] = _fields(config_of(recorded_path, m), m) if m.get("config") else dict(m.get("fields") or {})
         known = by_content.get(_digest(config_of(recorded_path, m))) if m.get("config") else None
         if known is not None:
             rename[m["name"]] = known
+            fields_of[known] = fields_of.get(known) or fields_of[m["name"]]
             continue
         name = m["name"] if m["name"] not in base_names else f"{m['name']}-recorded"
         rename[m["name"]] = name
+        fields_of[name] = fields_of[m["name"]]
         models.append(dict(m, name=name, config=_rel(config_of(recorded_path, m), out_dir)))
 
     user_dims = dict(base.get("user_dims") or {})
@@ -71,7 +78,9 @@ def merge(base_path: Path, recorded_path: Path, out_path: Path, header: list[str
             if dim in user_dims and user_dims[dim] != recorded_dims[dim]:
                 renames[dim] = f"{name}_{dim}"
             user_dims[renames.get(dim, dim)] = recorded_dims[dim]
-        ops.append({"op": name, "models": names, "args": _renamed(args, renames)})
+        known = [set(fields_of[n]) | set(user_dims) | set(base.get("derived") or {}) | DIMS for n in names]
+        args = _with_base_contents(_renamed(args, renames), ops, name, known)
+        ops.append({"op": name, "models": names, "args": args})
 
     doc = {"version": 1}
     doc.update({k: base[k] for k in SETTINGS if k in base})
@@ -95,6 +104,43 @@ def _base_models(entry: dict, loaded) -> list[str]:
         holds = compile_predicate(listed)
         return [m.name for m in loaded.models if holds(m.lookup)]
     return [m.name for m in loaded.models]
+
+
+CONTENTS = ("values", "distinct")
+DIMS = {"batch", "seq_len", "num_tokens"}
+
+
+def _fields(config: Path, entry: dict) -> dict:
+    from bot.manifest.configs import model_fields, read_config_json
+    fields, _ = model_fields(read_config_json(config))
+    fields.update(entry.get("fields") or {})
+    return fields
+
+
+def _with_base_contents(args: dict, base_ops: list, op: str, known: list[set]) -> dict:
+    """``args`` with the contents the base states for arguments of the same name, where every
+    name those statements use is known for every model of the binding."""
+    stated: dict = {}
+    for entry in base_ops:
+        if entry.get("op") != op:
+            continue
+        for arg, spec in (entry.get("args") or {}).items():
+            if isinstance(spec, dict):
+                for key in CONTENTS:
+                    if key in spec:
+                        stated.setdefault(arg, {}).setdefault(key, spec[key])
+    out = {}
+    for arg, spec in args.items():
+        if arg in stated and (isinstance(spec, dict) and "shape" in spec or isinstance(spec, list)):
+            spec = {"shape": spec} if isinstance(spec, list) else dict(spec)
+            for key, value in stated[arg].items():
+                used = _dims_used({"x": {"values": value}}) if key == "values" else set()
+                if all(used <= k for k in known):
+                    spec.setdefault(key, value)
+                    if key == "values":
+                        spec.pop("unknown_values", None)  # the base states them
+        out[arg] = spec
+    return out
 
 
 def _dims_used(args: dict) -> set[str]:
