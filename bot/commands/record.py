@@ -14,7 +14,10 @@ import time
 from pathlib import Path
 
 from ..exitcodes import EXIT_CLEAN, EXIT_USAGE
-from ..recorder.frameworks import FRAMEWORKS
+
+# The adapters under bot/recorder/frameworks/, named here: importing the recorder needs torch, which
+# the other commands never load.
+FRAMEWORKS = ("vllm",)
 
 EPILOG = """The program reads the sizes of each run with bot.recorder.sizes(batch=..., seq_len=...) and,
 with --config, the model's config path with bot.recorder.config_path(). Example:

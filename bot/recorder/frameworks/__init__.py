@@ -6,5 +6,3 @@ Adapters import their framework, which lives only in a recording environment (do
 never in kernelvet's own install: this package imports nothing of it at module level.
 """
 from __future__ import annotations
-
-FRAMEWORKS = ("vllm",)
