@@ -139,9 +139,8 @@ def test_record_framework_refuses_a_program_and_missing_configs(tmp_path):
     assert r.returncode == 2 and "no such config" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_a_recording_joins_a_hand_written_base_which_wins_where_it_binds(tmp_path):
-    from bot.manifest import load
-    from bot.recorder.merge import merge
+def _join_repo(tmp_path) -> Path:
+    """A base manifest and a recording of three models, one of them the base's under another path."""
     repo = tmp_path / "repo"
     (repo / "models").mkdir(parents=True)
     (repo / "recorded-configs").mkdir()
@@ -185,7 +184,14 @@ ops:
     args:
       rows: {shape: ["ceil_div(num_tokens, block_size)"], dtype: int32}
 """)
-    merge(repo / "base.yaml", repo / "recorded.yaml", repo / "joined.yaml", header=["joined"])
+    return repo
+
+
+def test_a_recording_joins_a_hand_written_base_which_wins_where_it_binds(tmp_path):
+    from bot.manifest import load
+    from bot.manifest.join import join
+    repo = _join_repo(tmp_path)
+    join(repo / "base.yaml", repo / "recorded.yaml", repo / "joined.yaml", header=["joined"])
     doc = yaml.safe_load((repo / "joined.yaml").read_text())
     assert doc["defines"] == {"ENABLE_FP8": "1"}
     assert [(m["name"], m["config"]) for m in doc["models"]] == [
@@ -233,3 +239,24 @@ def test_a_model_that_fails_is_reported_in_one_line_with_the_framework_line_and_
     finally:
         adapter.MODEL_DIRS.pop()
     assert why == "ValueError: Value error, Can't load image processor for the model. If you were trying ..."
+
+
+def test_manifest_join_runs_again_from_a_kept_recording_and_refuses_a_bad_base(tmp_path):
+    import subprocess
+    import sys
+    repo = _join_repo(tmp_path)
+    (repo / "recorded.yaml").write_text("# Recorded with the vllm framework's own model classes\n"
+                                        + (repo / "recorded.yaml").read_text())
+    run = lambda *a: subprocess.run([sys.executable, "-m", "bot.cli", "manifest", "join", *a], cwd=repo,  # noqa: E731
+                                    capture_output=True, text=True)
+    r = run("base.yaml", "recorded.yaml", "-o", "joined.yaml")
+    assert r.returncode == 0, r.stderr
+    text = (repo / "joined.yaml").read_text()
+    assert text.startswith("# Generated: kernelvet manifest join base.yaml recorded.yaml\n"
+                           "# Recorded with the vllm framework's own model classes\n")
+    assert [o["op"] for o in yaml.safe_load(text)["ops"]] == ["align_blocks", "tile_rows", "align_blocks", "tile_rows"]
+    (repo / "bad.yaml").write_text("version: 1\nmodels: []\nops:\n  - op: x\n    args: {a: {shape: [1], colour: red}}\n")
+    r = run("bad.yaml", "recorded.yaml", "-o", "joined.yaml")
+    assert r.returncode == 2 and "bad.yaml:5" in r.stderr and "Traceback" not in r.stderr
+    r = run("base.yaml", "missing.yaml", "-o", "joined.yaml")
+    assert r.returncode == 2 and "missing.yaml: no such manifest" in r.stderr

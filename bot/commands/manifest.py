@@ -52,7 +52,46 @@ def register(sub) -> None:
     q.add_argument("--root", default=".", help="the repository the files are in (default: .)")
     q.add_argument("-o", "--output", help="write the manifest here (default: standard output)")
     q.set_defaults(func=from_gpuverify)
+
+    q = msub.add_parser("join", help="a hand-written manifest joined with a recorded one (kernelvet record): the "
+                        "hand-written one wins where it binds an op for a model")
+    q.add_argument("base", help="the hand-written manifest")
+    q.add_argument("recording", help="the recorded manifest (kernelvet record --keep-recording)")
+    q.add_argument("-o", "--output", required=True, help="the joined manifest to write")
+    q.set_defaults(func=join)
     p.set_defaults(func=lambda args: (p.print_help(sys.stderr), EXIT_USAGE)[1])
+
+
+def join(args) -> int:
+    import yaml
+    from ..manifest import ManifestError
+    from ..manifest.join import join as join_manifests
+    recording = Path(args.recording)
+    if not recording.is_file():
+        print(f"kernelvet: {args.recording}: no such manifest", file=sys.stderr)
+        return EXIT_USAGE
+    header = [line[2:] for line in _leading_comments(recording.read_text())]
+    try:
+        text = join_manifests(Path(args.base), recording, Path(args.output),
+                              header=[f"Generated: kernelvet manifest join {args.base} {args.recording}", *header])
+    except ManifestError as exc:
+        for line in exc.errors:
+            print(line, file=sys.stderr)
+        return EXIT_USAGE
+    except (yaml.YAMLError, KeyError, TypeError, AttributeError) as exc:
+        print(f"kernelvet: {args.recording}: not a recorded manifest ({type(exc).__name__}: {exc})", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"kernelvet: {args.output}: {text.count(chr(10) + '- op: ')} op entries")
+    return 0
+
+
+def _leading_comments(text: str) -> list[str]:
+    out = []
+    for line in text.splitlines():
+        if not line.startswith("# "):
+            break
+        out.append(line)
+    return out
 
 
 def from_gpuverify(args) -> int:

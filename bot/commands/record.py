@@ -51,6 +51,8 @@ def register(sub) -> None:
     p.add_argument("--configs", help="with --framework: a directory of config.json files, one model each")
     p.add_argument("--base", help="with --framework: a hand-written manifest the recording joins (it wins where it "
                                   "binds an op for a model): the output is both in one manifest")
+    p.add_argument("--keep-recording", metavar="PATH", help="with --base: also write the recording alone here, so "
+                   "that `kernelvet manifest join` can join it again after the hand-written manifest changes")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="with --framework: models recorded at once")
     p.add_argument("--timeout", type=float, default=900.0, help="with --framework: seconds one model may take")
     p.add_argument("--output", "-o", required=True, help="the manifest to write")

@@ -77,16 +77,18 @@ def run_framework(args, sizes: dict, ranges: dict, values: dict) -> int:
         return EXIT_USAGE
     try:
         if base:
-            from ..recorder.merge import merge
+            from ..manifest.join import join
             # The recording is written beside the output, so that its config paths hold there too.
-            alone = Path(args.output).resolve().parent / f".{Path(args.output).name}.recorded"
+            keep = getattr(args, "keep_recording", None)
+            alone = Path(keep) if keep else Path(args.output).resolve().parent / f".{Path(args.output).name}.recorded"
             text = rec.manifest(alone, values=values, ranges=ranges, header=header)
             try:
-                text = merge(Path(base), alone, Path(args.output),
-                             header=[f"Generated: {base} (hand-written, wins where it binds an op for a model) "
-                                     f"joined with a recording.", *header])
+                text = join(Path(base), alone, Path(args.output),
+                            header=[f"Generated: {base} (hand-written, wins where it binds an op for a model) "
+                                    f"joined with a recording.", *header])
             finally:
-                alone.unlink(missing_ok=True)
+                if not keep:
+                    alone.unlink(missing_ok=True)
         else:
             text = rec.manifest(args.output, values=values, ranges=ranges, header=header)
     except RecordError as exc:

@@ -30,9 +30,9 @@ SETTINGS = ("include_dirs", "defines", "arch", "dtypes", "max_num_batched_tokens
             "returns", "options")
 
 
-def merge(base_path: Path, recorded_path: Path, out_path: Path, header: list[str] = ()) -> str:
+def join(base_path: Path, recorded_path: Path, out_path: Path, header: list[str] = ()) -> str:
     """Write the joined manifest to ``out_path``; returns its text."""
-    from bot.manifest import load
+    from . import load
     loaded = load(Path(base_path))  # validated, with every model's fields
     base = yaml.safe_load(Path(base_path).read_text())
     rec = yaml.safe_load(Path(recorded_path).read_text())
@@ -96,7 +96,7 @@ def merge(base_path: Path, recorded_path: Path, out_path: Path, header: list[str
 def _base_models(entry: dict, loaded) -> list[str]:
     """The names of the base's models an op entry binds: its list, the models its condition
     selects, or all of them."""
-    from bot.manifest.predicates import compile_predicate
+    from .predicates import compile_predicate
     listed = entry.get("models")
     if isinstance(listed, list):
         return list(listed)
@@ -111,7 +111,7 @@ DIMS = {"batch", "seq_len", "num_tokens"}
 
 
 def _fields(config: Path, entry: dict) -> dict:
-    from bot.manifest.configs import model_fields, read_config_json
+    from .configs import model_fields, read_config_json
     fields, _ = model_fields(read_config_json(config))
     fields.update(entry.get("fields") or {})
     return fields
