@@ -24,8 +24,8 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analyzers import binding as B  # noqa: E402
-from bot.manifest.configs import model_fields, read_config_json  # noqa: E402
-from bot.manifest.predicates import compile_predicate  # noqa: E402
+from bot.manifest import load  # noqa: E402
+from bot.manifest.v1 import op_models  # noqa: E402
 
 INPUTS = "exp/vllm/input"
 POINTS = ({"batch": 1, "seq_len": 1}, {"batch": 3, "seq_len": 7})  # two points tell a constant dim
@@ -62,30 +62,19 @@ def m2k_signature(entry: dict) -> tuple:
 
 def manifest_ops(path: Path) -> dict[str, list]:
     """op -> [(model, signature)] of every model a binding of the op names."""
+    loaded = load(path)  # the models as a scan sees them: fields, dtype, which ops bind them
     doc = yaml.safe_load(path.read_text())
-    models = {}
-    for m in doc.get("models", []):
-        fields, dtype = model_fields(read_config_json(path.parent / m["config"]))
-        fields.update(m.get("fields") or {})
-        models[m["name"]] = (fields, m.get("dtype") or dtype)
     chosen = {d: spec["values"][0] for d, spec in (doc.get("user_dims") or {}).items()
               if isinstance(spec, dict) and spec.get("values")}
     ranged = {d: spec.get("min", 1) for d, spec in (doc.get("user_dims") or {}).items()
               if isinstance(spec, dict) and "min" in spec}
     out: dict[str, list] = {}
-    for op in doc.get("ops", []):
-        names = op.get("models")
-        if isinstance(names, str):  # a condition on the model's config
-            holds = compile_predicate(names)
-            names = [n for n, (fields, _) in models.items() if holds(lambda k, f=fields: f.get(k))]
-        listed = names if isinstance(names, list) else list(models)
+    for i, op in enumerate(doc.get("ops", [])):
         key = op.get("op") or op.get("kernel")
-        for name in listed:
-            if name not in models:
-                continue
-            sig = _signature(op.get("args") or {}, *models[name], {**ranged, **chosen})
+        for m in op_models(loaded, i):
+            sig = _signature(op.get("args") or {}, m.fields, m.dtype, {**ranged, **chosen})
             if sig is not None:
-                out.setdefault(key, []).append((name, sig))
+                out.setdefault(key, []).append((m.name, sig))
     return out
 
 

@@ -32,43 +32,46 @@ SETTINGS = ("include_dirs", "defines", "arch", "dtypes", "max_num_batched_tokens
 
 def join(base_path: Path, recorded_path: Path, out_path: Path, header: list[str] = ()) -> str:
     """Write the joined manifest to ``out_path``; returns its text."""
-    from . import load
+    from . import ManifestError, load
+    from .v1 import op_models
     loaded = load(Path(base_path))  # validated, with every model's fields
+    recorded = load(Path(recorded_path))
+    for path, lm in ((base_path, loaded), (recorded_path, recorded)):
+        if lm.doc.data.get("version") != 1:
+            raise ManifestError([f"{path}: a version 1 manifest is needed to join"])
     base = yaml.safe_load(Path(base_path).read_text())
     rec = yaml.safe_load(Path(recorded_path).read_text())
     out_dir = Path(out_path).resolve().parent
-
-    def config_of(doc_path: Path, entry: dict) -> Path:
-        return (Path(doc_path).resolve().parent / entry["config"]).resolve()
-
-    base_models = base.get("models") or []
-    by_content = {_digest(config_of(base_path, m)): m["name"] for m in base_models if m.get("config")}
-    base_names = [m["name"] for m in base_models]
-    rename: dict[str, str] = {}
-    models = [dict(m, config=_rel(config_of(base_path, m), out_dir)) if m.get("config") else dict(m)
-              for m in base_models]
+    # The base's model entries as written (a config may be a pattern), their paths made relative
+    # to the output; the loaded models say which config each model read and what it is named.
+    models = [dict(m, config=os.path.relpath((Path(base_path).resolve().parent / m["config"]).resolve(), out_dir))
+              if m.get("config") else dict(m) for m in base.get("models") or []]
+    by_content = {_digest(Path(m.source)): m.name for m in loaded.models if m.source}
+    base_names = {m.name for m in loaded.models}
     fields_of = {m.name: m.fields for m in loaded.models}
-    for m in rec.get("models") or []:
-        fields_of[m["name"]] = _fields(config_of(recorded_path, m), m) if m.get("config") else dict(m.get("fields") or {})
-        known = by_content.get(_digest(config_of(recorded_path, m))) if m.get("config") else None
-        if known is not None:
-            rename[m["name"]] = known
-            fields_of[known] = fields_of.get(known) or fields_of[m["name"]]
+    rename: dict[str, str] = {}
+    for m in recorded.models:
+        same_as = by_content.get(_digest(Path(m.source))) if m.source else None
+        if same_as is not None:
+            rename[m.name] = same_as
             continue
-        name = m["name"] if m["name"] not in base_names else f"{m['name']}-recorded"
-        rename[m["name"]] = name
-        fields_of[name] = fields_of[m["name"]]
-        models.append(dict(m, name=name, config=_rel(config_of(recorded_path, m), out_dir)))
+        name = m.name if m.name not in base_names else f"{m.name}-recorded"
+        rename[m.name] = name
+        fields_of[name] = m.fields
+        entry = dict(rec["models"][m.index], name=name)
+        if m.source:
+            entry["config"] = os.path.relpath(Path(m.source).resolve(), out_dir)
+        models.append(entry)
 
     user_dims = dict(base.get("user_dims") or {})
     recorded_dims = rec.get("user_dims") or {}
     # The base's bindings stay with the base's models: a binding for every model, or for those a
     # condition selects, was written against those configs' fields.
-    ops = [dict(op, models=_base_models(op, loaded)) for op in base.get("ops") or []]
-    for op in rec.get("ops") or []:
+    ops = [dict(op, models=[m.name for m in op_models(loaded, i)]) for i, op in enumerate(base.get("ops") or [])]
+    for i, op in enumerate(rec.get("ops") or []):
         name = op["op"]
         covered = {m for entry in ops if entry.get("op") == name for m in entry["models"]}
-        names = [rename[m] for m in (op.get("models") or [m["name"] for m in rec.get("models") or []])]
+        names = [rename[m.name] for m in op_models(recorded, i)]
         names = [n for n in names if n not in covered]
         if not names:
             continue
@@ -93,28 +96,8 @@ def join(base_path: Path, recorded_path: Path, out_path: Path, header: list[str]
     return text
 
 
-def _base_models(entry: dict, loaded) -> list[str]:
-    """The names of the base's models an op entry binds: its list, the models its condition
-    selects, or all of them."""
-    from .predicates import compile_predicate
-    listed = entry.get("models")
-    if isinstance(listed, list):
-        return list(listed)
-    if isinstance(listed, str):
-        holds = compile_predicate(listed)
-        return [m.name for m in loaded.models if holds(m.lookup)]
-    return [m.name for m in loaded.models]
-
-
 CONTENTS = ("values", "distinct")
 DIMS = {"batch", "seq_len", "num_tokens"}
-
-
-def _fields(config: Path, entry: dict) -> dict:
-    from .configs import model_fields, read_config_json
-    fields, _ = model_fields(read_config_json(config))
-    fields.update(entry.get("fields") or {})
-    return fields
 
 
 def _with_base_contents(args: dict, base_ops: list, op: str, known: list[set]) -> dict:
@@ -186,7 +169,3 @@ def _digest(path: Path) -> str:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return f"missing:{path}"
-
-
-def _rel(path: Path, start: Path) -> str:
-    return os.path.relpath(path, start)

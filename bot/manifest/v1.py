@@ -271,6 +271,12 @@ def _kernel_file(lm, oi, op, root, errors) -> str | None:
     return None
 
 
+def op_models(lm, oi: int) -> list:
+    """The models op ``oi`` of a loaded manifest binds: its list, the models its condition selects,
+    or all of them (mistakes in the entry are `manifest check`'s to report)."""
+    return _models(lm, oi, lm.spec.ops[oi], {m.name: m for m in lm.models}, [])
+
+
 def _models(lm, oi, op, by_name, errors):
     if op.kernel is not None and not lm.models:
         # A kernel library serves no model: its bare kernels run once per top-level dtype.
