@@ -114,6 +114,8 @@ def test_record_framework_writes_the_models_it_recorded_and_names_the_ones_it_co
         jobs = 2
         timeout = 10.0
         framework = "vllm"
+        base = None
+        keep_recording = None
         output = str(tmp_path / "recorded.yaml")
     code = record_framework.run_framework(Args, {"batch": [1, 2, 3], "seq_len": [5, 8]}, {}, {})
     text = (tmp_path / "recorded.yaml").read_text()

@@ -87,12 +87,12 @@ def run(args) -> int:
         print(f"kernelvet record: {exc}", file=sys.stderr)
         return EXIT_USAGE
     sizes = sizes or {"batch": [1, 2, 3], "seq_len": [5, 8, 13]}
+    if args.model and len(args.model) != len(args.config):
+        print("kernelvet record: give one --model per --config", file=sys.stderr)
+        return EXIT_USAGE
     if args.framework:
         from .record_framework import run_framework
         return run_framework(args, sizes, ranges, values)
-    if len(args.model) > len(args.config) or (args.model and len(args.model) != len(args.config)):
-        print("kernelvet record: give one --model per --config", file=sys.stderr)
-        return EXIT_USAGE
     configs = args.config or [None]
     names = args.model or [Path(c).stem if c else "model" for c in configs]
     boot = Path(__file__).resolve().parent.parent / "recorder" / "boot"

@@ -32,8 +32,8 @@ def run_framework(args, sizes: dict, ranges: dict, values: dict) -> int:
     if missing:
         print(f"kernelvet record: no such config: {', '.join(missing)}", file=sys.stderr)
         return EXIT_USAGE
-    if args.model and len(args.model) != len(args.config):
-        print("kernelvet record: give one --model per --config", file=sys.stderr)
+    if args.base and not Path(args.base).is_file():
+        print(f"kernelvet record: --base {args.base}: no such manifest", file=sys.stderr)
         return EXIT_USAGE
     names = list(args.model) + [c.stem for c in configs[len(args.model):]]
     schemas = registered_schemas(Path(args.root))
@@ -71,15 +71,12 @@ def run_framework(args, sizes: dict, ranges: dict, values: dict) -> int:
               f"{len(recorded)} of {len(configs)} models recorded."]
     header += [f"Not recorded: {name}: {why}" for name, why in failed]
     header += [f"Note ({len(ms)} models): {note}" for note, ms in sorted(notes.items())]
-    base = getattr(args, "base", None)
-    if base and not Path(base).is_file():
-        print(f"kernelvet record: --base {base}: no such manifest", file=sys.stderr)
-        return EXIT_USAGE
+    base = args.base
     try:
         if base:
             from ..manifest.join import join
             # The recording is written beside the output, so that its config paths hold there too.
-            keep = getattr(args, "keep_recording", None)
+            keep = args.keep_recording
             alone = Path(keep) if keep else Path(args.output).resolve().parent / f".{Path(args.output).name}.recorded"
             text = rec.manifest(alone, values=values, ranges=ranges, header=header)
             try:

@@ -4,12 +4,15 @@ framework's Python model code runs with no compiled extension and no GPU (on the
 An op is defined the first time Python looks it up (``torch.ops.<ns>.<name>``, ``hasattr`` included)
 in a namespace the repository registers ops in, under its name there; the build may put an op in
 another of those namespaces than the one discovery read (``TORCH_EXTENSION_NAME``), so a name known
-in one is defined in whichever asks. Namespaces the framework defines in Python are left alone. An op that returns nothing does nothing. An op that returns a
-number or a flag (a capability query) gives the answer the framework's adapter states for the GPU
-it records for, or fails. An op that returns tensors
-runs the framework's own fake implementation (``torch.library.register_fake``), which the framework
-registers for the ops it traces; without one the call fails, and the recording says which op
-stopped the run rather than inventing a shape.
+in one is defined in whichever asks. Namespaces the framework defines in Python are left alone.
+
+- An op that returns nothing does nothing.
+- An op that returns a number or a flag (a capability query) gives the answer the framework's
+  adapter states for the GPU it records for, or fails.
+- An op that returns tensors runs the framework's own fake implementation
+  (``torch.library.register_fake``), which the framework registers for the ops it traces; without
+  one the call fails, and the recording says which op stopped the run rather than inventing a
+  shape.
 """
 from __future__ import annotations
 

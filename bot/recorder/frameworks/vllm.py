@@ -25,6 +25,7 @@ the output file.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.machinery
 import inspect
@@ -134,6 +135,17 @@ MODEL_DIRS: list = []  # the temporary model folder, named as "the model" in mes
 RECORDING: list = []  # the recorder of the forward pass in progress
 
 
+@contextlib.contextmanager
+def _recording(recorder):
+    """``recorder`` records, and vLLM's Python ops enter it again for the calls they make inside."""
+    RECORDING.append(recorder)
+    try:
+        with recorder:
+            yield
+    finally:
+        RECORDING.pop()
+
+
 def _triton_launches_do_nothing() -> None:
     try:
         import triton.runtime.autotuner as autotuner
@@ -158,27 +170,23 @@ def _python_ops_run_on_meta() -> None:
 
     def register_for_meta(op_name, op_func, mutates_args=None, fake_impl=None, target_lib=None,
                           dispatch_key=None, tags=()):
-        if fake_impl is None:
-            def real(*args, **kwargs):
-                if RECORDING:
-                    with RECORDING[-1]:
-                        return op_func(*args, **kwargs)
-                return op_func(*args, **kwargs)
-            real.__signature__ = inspect.signature(op_func, eval_str=True)
-            return register(op_name, real, mutates_args, None, target_lib, "Meta", tags)
+        def real(*args, **kwargs):
+            if RECORDING:
+                with RECORDING[-1]:
+                    return op_func(*args, **kwargs)
+            return op_func(*args, **kwargs)
 
-        def real_else_fake(*args, **kwargs):
-            try:
-                if RECORDING:
-                    with RECORDING[-1]:
-                        return op_func(*args, **kwargs)
-                return op_func(*args, **kwargs)
-            except Exception as exc:  # noqa: BLE001 - a GPU-only step: the fake gives the shapes
-                FALLBACKS.setdefault(op_name, _why(exc))
-                return fake_impl(*args, **kwargs)
+        impl = real
+        if fake_impl is not None:
+            def impl(*args, **kwargs):
+                try:
+                    return real(*args, **kwargs)
+                except Exception as exc:  # noqa: BLE001 - a GPU-only step: the fake gives the shapes
+                    FALLBACKS.setdefault(op_name, _why(exc))
+                    return fake_impl(*args, **kwargs)
 
-        real_else_fake.__signature__ = inspect.signature(op_func, eval_str=True)  # infer_schema reads it
-        return register(op_name, real_else_fake, mutates_args, None, target_lib, "Meta", tags)
+        impl.__signature__ = inspect.signature(op_func, eval_str=True)  # infer_schema reads it
+        return register(op_name, impl, mutates_args, None, target_lib, "Meta", tags)
 
     torch_utils.direct_register_custom_op = register_for_meta
 
@@ -221,12 +229,8 @@ def build(config_path: str, dtype: str | None, recorder):
     with set_default_torch_dtype(model_config.dtype):  # as vLLM's model loader builds it
         with torch.device("meta"):
             model = initialize_model(vllm_config)
-        RECORDING.append(recorder)
-        try:
-            with recorder:
-                process_weights_after_loading(model, model_config, torch.device("meta"))
-        finally:
-            RECORDING.pop()
+        with _recording(recorder):
+            process_weights_after_loading(model, model_config, torch.device("meta"))
     return vllm_config, model
 
 
@@ -254,16 +258,12 @@ def forward(vllm_config, model, num_tokens: int, recorder) -> None:
         positions = torch.zeros(3, num_tokens, dtype=torch.long, device="meta")
     else:
         positions = torch.zeros(num_tokens, dtype=torch.long, device="meta")
-    RECORDING.append(recorder)
-    try:
-        with set_forward_context(None, vllm_config, num_tokens=num_tokens), recorder:
-            hidden = model(input_ids=ids, positions=positions, intermediate_tensors=None, inputs_embeds=None)
-            if isinstance(hidden, tuple):
-                hidden = hidden[0]
-            if hasattr(model, "compute_logits") and isinstance(hidden, torch.Tensor):
-                model.compute_logits(hidden)
-    finally:
-        RECORDING.pop()
+    with set_forward_context(None, vllm_config, num_tokens=num_tokens), _recording(recorder):
+        hidden = model(input_ids=ids, positions=positions, intermediate_tensors=None, inputs_embeds=None)
+        if isinstance(hidden, tuple):
+            hidden = hidden[0]
+        if hasattr(model, "compute_logits") and isinstance(hidden, torch.Tensor):
+            model.compute_logits(hidden)
 
 
 def record(request: dict) -> dict:
