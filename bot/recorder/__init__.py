@@ -156,7 +156,7 @@ class Recorder:
             counts = {len(r) for r in runs}
             if len(counts) != 1:
                 self._warn(f"{op} (model '{rec.model}'): called {sorted(counts)} times in different runs; "
-                                     f"its calls cannot be matched across sizes and it is left out")
+                           f"its calls cannot be matched across sizes and it is left out")
                 continue
             found: list[Binding] = []
             for k in range(counts.pop()):
@@ -174,7 +174,8 @@ class Recorder:
         plain = op.split("::")[-1]
         args, notes = [], []
         fitted: list = []  # (values per run, candidates) of this call's numbers fitted so far
-        for dim, seen in self._chosen_scalars(calls, points, dims):
+        # Each judged against the input dims alone (a list: the loop adds dims and point values).
+        for dim, seen in list(self._chosen_scalars(calls, points, dims)):
             # A number the program chose by size (a kernel's tile for this many tokens) is a user dim
             # of its own, with the values seen; the other numbers may be functions of it.
             for p, v in zip(points, seen):
@@ -265,7 +266,7 @@ class Recorder:
             if blocks:
                 return blocks
             self._warn(f"{where}: values {sorted(set(seen))} fit no sum of user dims and their "
-                                 f"products with integer coefficients; the op is left out")
+                       f"products with integer coefficients; the op is left out")
             return None
         cands = naming.expression_candidates(terms, rec.fields)
         fitted.append((list(seen), cands))
