@@ -132,6 +132,7 @@ class CallOps:
             raise PathEnd("stuck", f"call depth above {self.ctx.options.max_call_depth} (recursion?)", span)
         if fn.body is None:
             raise PathEnd("stuck", f"{fn.display} has no body", span)
+        kernel_frame = self.is_kernel_frame(st)
         frame = Frame(new_frame_id(), fn, {}, closure, this, span)
         st.frames[frame.id] = frame
         st.stack = st.stack + (frame.id,)
@@ -151,6 +152,8 @@ class CallOps:
                 aborted += 1
             else:
                 stuck += 1
+        if kernel_frame:
+            self.note_exits(live)
         if not live:
             # The causes (a failed check, an unsupported construct) are already recorded.
             raise PathEnd("abort" if not stuck else "stuck", "", span)

@@ -61,9 +61,11 @@ class Barrier:
 @dataclass(frozen=True)
 class WarpSync:
     """A warp primitive that names the lanes taking part (``__shfl_sync``, ``__ballot_sync``,
-    ``__syncwarp``...): every lane of ``mask`` must reach it."""
+    ``__syncwarp``...): every lane of ``mask`` that has not exited must reach it. A shuffle also
+    names the lane it reads: ``source`` is (its lane/delta/mask operand, its width)."""
 
     name: str
     mask: IntV
     span: N.Span
     stack: tuple
+    source: tuple | None = None

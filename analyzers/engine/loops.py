@@ -297,6 +297,7 @@ class LoopOps:
             self._bound_sink(shape, entry, loop)
             self.assume_decision(entry, c, cond.span, pair, True, barriers)
         out: list[State] = []
+        going, done = [], []
         if self.ctx.feasible(entry.pc):
             going, done = self.iteration(body, inc, entry)
             out.extend(done)
@@ -304,6 +305,10 @@ class LoopOps:
                 for y in going:
                     self._next_value_sink(shape, y, loop)
         exit_state = st
+        # What the body reached, the path after the loop has reached (a lane leaving it has passed
+        # the warp primitives inside).
+        for y in (*going, *done):
+            exit_state.warp_ops = exit_state.warp_ops | y.warp_ops
         if shape.ind is not None and (k is None or cond is None):
             self.havoc_var(exit_state, shape.ind.id, where)
             for vid in shape.secondary:

@@ -48,6 +48,7 @@ class State:
     stuck: tuple | None = None  # (reason, span) when an unsupported construct stopped the path
     depth: int = 0
     epoch: tuple | None = None  # in a kernel: (block, warp) barriers passed (engine/threads.py)
+    warp_ops: frozenset = frozenset()  # in a kernel: the warp primitives (their spans) the path reached
 
     # ------------------------------------------------------------ forking
 
@@ -64,6 +65,7 @@ class State:
             stuck=self.stuck,
             depth=self.depth,
             epoch=self.epoch,
+            warp_ops=self.warp_ops,
         )
         self.owned = set()  # both now share every content dict; whoever writes next copies
         return s
@@ -239,7 +241,8 @@ def try_merge(a: State, b: State) -> State | None:
     epoch = a.epoch
     if a.epoch is not b.epoch and a.epoch is not None and b.epoch is not None:
         epoch = tuple(x if x.eq(y) else z3.If(ca, x, y) for x, y in zip(a.epoch, b.epoch))
-    return State(pc, frames, a.stack, mem, owned, a.status, retval, a.thread, None, a.depth, epoch)
+    return State(pc, frames, a.stack, mem, owned, a.status, retval, a.thread, None, a.depth, epoch,
+                 a.warp_ops | b.warp_ops)
 
 
 # What a tracked object holds where a path never wrote it (the interpreter's answer: an
@@ -308,6 +311,7 @@ def fresh_value(ty: T.Type, name: str, counter) -> Val:
 def absorb(st: State, sub: State, cond: z3.BoolRef) -> None:
     """Fold a guarded sub-evaluation back into ``st``: what ``sub`` changed holds under ``cond``."""
     extra = sub.pc[len(st.pc) + 1:]
+    st.warp_ops = st.warp_ops | sub.warp_ops
     if extra:
         st.pc = st.pc + (z3.Implies(cond, z3.And(*extra)),)
     for rid, d in sub.mem.items():

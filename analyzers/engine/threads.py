@@ -156,6 +156,17 @@ class Decision:
 
 
 @dataclass
+class Exit:
+    """A path that left the kernel: its conditions, the warp epoch it left at and the warp
+    primitives it reached. A lane on it has exited, and a ``_sync`` primitive does not wait for it
+    (PTX: "all non-exited threads in membermask")."""
+
+    pc: tuple
+    warp_epoch: z3.BitVecRef
+    warp_ops: frozenset
+
+
+@dataclass
 class LaunchThreads:
     """The facts of one kernel launch the thread checks read."""
 
@@ -177,6 +188,8 @@ class LaunchThreads:
     # An atomicAdd's rank among the threads adding at its statement: z3 name -> (region id, byte
     # offset). Two threads adding at one address have different ranks (SecondThread.distinct_orders).
     orders: dict = field(default_factory=dict)
+    depth: int = 0  # the call depth of the kernel's frame: a path that returns from it has exited
+    exits: list = field(default_factory=list)  # Exit: the paths that left the kernel
 
     def varies(self, name: str, same_block: bool) -> bool:
         return name not in self.uniform and not (same_block and (name in self.block_ids or name in self.block_uniform))
@@ -351,6 +364,7 @@ class ThreadOps:
         facts = getattr(self, "tensor_facts", None)
         self.ctx.threads = LaunchThreads(thread, names, block_ids,
                                          distinct=facts.distinct_regions() if facts is not None else set())
+        self.ctx.threads.depth = len(kst.stack)
         kst.epoch = (_epoch(0), _epoch(0))
 
     def end_threads(self) -> None:
@@ -374,15 +388,29 @@ class ThreadOps:
         if scope == "warp" and self.ctx.threads is not None:
             self.ctx.threads.warp_barriers = True
 
-    def warp_sync(self, st, call, mask) -> None:
-        """A warp primitive with a lane mask: the checks see which lanes it names."""
+    def warp_sync(self, st, call, mask, source: tuple | None = None) -> None:
+        """A warp primitive with a lane mask (and, for a shuffle, the lane it reads: ``source``, see
+        events.WarpSync): the checks see which lanes it names; the path remembers reaching it."""
         if st.epoch is None or self._silent:
             return
         if not isinstance(mask, IntV):
             mask = const_int(FULL_MASK, T.UINT32)
-        ev = WarpSync(call.name, mask, *N.in_user_code(call.span, self.stack_spans(st)))
+        ev = WarpSync(call.name, mask, *N.in_user_code(call.span, self.stack_spans(st)), source)
         for check in self.ctx.checks:
             check.on_warp_sync(self.ctx, st, ev)
+        st.warp_ops = st.warp_ops | {ev.span}
+
+    def is_kernel_frame(self, st) -> bool:
+        """Whether a call made from ``st`` is the kernel's own (its returns leave the kernel)."""
+        threads = self.ctx.threads
+        return threads is not None and st.thread is not None and len(st.stack) == threads.depth
+
+    def note_exits(self, states) -> None:
+        """The paths that return from the kernel's frame: their lanes have exited."""
+        threads = self.ctx.threads
+        for x in states:
+            if x.epoch is not None:
+                threads.exits.append(Exit(x.pc, x.epoch[1], x.warp_ops))
 
     def note_decision(self, sides: list, span: N.Span | None) -> None:
         """Both sides of a kernel branch were taken: remember each side's condition."""
@@ -503,6 +531,40 @@ def values_terms(values) -> list:
         elif isinstance(v, StructV):
             stack.extend(v.fields.values())
     return out
+
+
+def shuffle_source(name: str, t, d, width: int):
+    """The lane (or threadIdx.x, warps being aligned runs of it) that a shuffle at lane ``t`` reads,
+    ``t`` itself where it reads none and returns its own value: ``d`` is the source lane
+    (``__shfl_sync``), the delta (``_up``/``_down``) or the lane mask (``_xor``), within segments of
+    ``width`` lanes (CUDA programming guide, warp shuffle functions)."""
+    seg = t & ~z3.BitVecVal(width - 1, 32)
+    pos = t & (width - 1)
+    if name == "__shfl_sync":
+        return seg | (d & (width - 1))
+    if name == "__shfl_up_sync":
+        return z3.If(z3.UGE(pos, d), t - d, t)
+    if name == "__shfl_down_sync":
+        return z3.If(z3.ULT(pos + d, width), t + d, t)
+    x = t ^ d
+    return z3.If(z3.UGT(x & ~z3.BitVecVal(width - 1, 32), seg), t, x)
+
+
+def exited(threads: LaunchThreads, rename, place, before: frozenset, epoch) -> z3.BoolRef:
+    """That the second thread (``rename``) has left the kernel by the time a lane at warp epoch
+    ``epoch`` reaches the warp primitive ``place``, having reached the primitives ``before``: it is
+    on an exit path that reached no warp primitive this lane did not (a different shuffle, one it
+    would wait at) and passed no barrier this lane has not passed (one it would wait at)."""
+    reached = before | {place}
+    out = []
+    for x in threads.exits:
+        if not x.warp_ops <= reached:
+            continue
+        in_time = z3.simplify(z3.ULE(rename(x.warp_epoch), epoch))
+        if z3.is_false(in_time):
+            continue  # it passed a barrier this lane has not: it waits there, it has not left
+        out.append(z3.And(*[rename(t) for t in x.pc], in_time))
+    return z3.Or(*out) if out else z3.BoolVal(False)
 
 
 def warp_of(threads: LaunchThreads, rename=None):

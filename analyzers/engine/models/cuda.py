@@ -11,6 +11,7 @@ from .. import ints, lia
 from ..values import FloatV, IntV, OpaqueV, PtrV, RefV, const_int, fresh_int
 from ...limits import MAX_SMEM_OPTIN, MAX_THREADS_PER_BLOCK, WARP_SIZE
 from ..context import _vars as z3_vars
+from ..threads import shuffle_source
 from . import model
 
 VOID = OpaqueV("void")
@@ -120,20 +121,19 @@ def shuffle(interp, st, call, this, args):
     thread sees alike (a row offset, a lane's index), it is that function at the source lane, so
     ``__shfl_sync(mask, base + lane, 0)`` is the first lane's ``base``; otherwise any value (a value
     the engine does not compute: a finding that needs it is inconclusive)."""
-    interp.warp_sync(st, call, args[0] if args else None)
-    v = _from_lane(interp, st, call, args)
+    width = args[3].concrete() if len(args) > 3 and isinstance(args[3], IntV) else WARP_SIZE
+    if width is None or width <= 0 or width > WARP_SIZE or width & (width - 1):
+        width = None  # not a width the hardware takes: which lane is read is not known
+    d = ints.convert(args[2], T.UINT32, call.span).bv if len(args) > 2 and isinstance(args[2], IntV) else None
+    source = (d, width) if d is not None and width is not None else None
+    interp.warp_sync(st, call, args[0] if args else None, source)
+    v = _from_lane(interp, st, call, args[1], source)
     return v if v is not None else untracked_result(interp, call, "lane")
 
 
-def _from_lane(interp, st, call, args):
+def _from_lane(interp, st, call, value, source):
     threads = interp.ctx.threads
-    if threads is None or st.thread is None or len(args) < 3:
-        return None
-    value, arg = args[1], args[2]
-    if not isinstance(value, IntV) or not isinstance(arg, IntV):
-        return None
-    width = args[3].concrete() if len(args) > 3 and isinstance(args[3], IntV) else WARP_SIZE
-    if width is None or width <= 0 or width > WARP_SIZE or width & (width - 1):
+    if threads is None or st.thread is None or source is None or not isinstance(value, IntV):
         return None
     th = st.thread
     tx = th.tid.fields["x"]
@@ -147,18 +147,7 @@ def _from_lane(interp, st, call, args):
     if any(threads.varies(n, True) for n in names - {str(tx.bv)}):
         return None
     t = tx.bv
-    d = ints.convert(arg, T.UINT32, call.span).bv
-    seg = t & ~z3.BitVecVal(width - 1, 32)
-    pos = t & (width - 1)
-    if call.name == "__shfl_sync":
-        src = seg | (d & (width - 1))
-    elif call.name == "__shfl_up_sync":
-        src = z3.If(z3.UGE(pos, d), t - d, t)
-    elif call.name == "__shfl_down_sync":
-        src = z3.If(z3.ULT(pos + d, width), t + d, t)
-    else:
-        x = t ^ d
-        src = z3.If(z3.UGT(x & ~z3.BitVecVal(width - 1, 32), seg), t, x)
+    src = shuffle_source(call.name, t, source[0], source[1])
     return IntV(value.ty, z3.substitute(value.bv, (t, src)), value.lo, value.hi)
 
 
