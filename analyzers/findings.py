@@ -19,7 +19,8 @@ CHECKS = {
     "null-deref": "Dereference of a null pointer (a nullptr passed for an absent optional tensor, an empty optional)",
     "race": "Data race on shared memory: two threads of a block access the same bytes in one barrier interval, one writing",
     "barrier-divergence": "A block barrier reached by some threads of a block and not by others",
-    "sync-mask": "A warp primitive whose mask names a lane that does not reach it (or does not exist)",
+    "sync-mask": "A warp primitive whose mask names a lane that runs on without reaching it, or a shuffle that reads a "
+                 "lane that does not execute it",
 }
 
 # Why compute-sanitizer can stay silent on a real bug of a check: the message of such a finding
@@ -33,8 +34,9 @@ STATIC_ONLY = {
                  "the wrong element",
     "barrier-divergence": "compute-sanitizer synccheck does not report threads that skip a barrier by leaving the "
                           "branch or the kernel on sm_70 and later",
-    "sync-mask": "compute-sanitizer synccheck sees a `_sync` primitive's missing lanes only while they run: lanes that "
-                 "do not exist, or that have left the kernel, pass unseen on sm_70 and later",
+    "sync-mask": "compute-sanitizer synccheck reported none of these on sm_90: a shuffle's value read from a lane that "
+                 "exited or does not exist is undefined but faults nowhere, and two primitives on two sides of a "
+                 "branch paired up (a lane waiting at a barrier instead hangs the warp, which is seen)",
 }
 def gib(n: int) -> str:
     """A byte count as findings and reproducers write it: "80.0 GiB"."""

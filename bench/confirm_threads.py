@@ -35,13 +35,16 @@ TOOL = {"race": "racecheck", "barrier-divergence": "synccheck", "sync-mask": "sy
 # ---------------------------------------------------------------- here: witnesses
 
 
-def plan(out: Path) -> int:
+def plan(out: Path, only: str = "") -> int:
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(ROOT / "tests"))
     from fixture_runner import load_fixture, run_fixture  # noqa: E402
 
     entries = []
+    keep = {x.strip().removesuffix(".cu") for x in only.split(",") if x.strip()}
     for path in sorted(FIXTURES.glob("*.cu")):
+        if keep and path.stem not in keep:
+            continue
         fx = load_fixture(path)
         with tempfile.TemporaryDirectory() as tmp:
             report = run_fixture(fx, Path(tmp))
@@ -216,12 +219,13 @@ def main() -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("plan")
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "threads_plan.json")
+    p.add_argument("--only", default="", help="comma-separated fixture names (default: every fixture)")
     r = sub.add_parser("run")
     r.add_argument("--plan", type=Path, default=ROOT / "bench" / "threads_plan.json")
     r.add_argument("--out", type=Path, default=None)
     r.add_argument("--only", default="", help="comma-separated fixture names (default: every planned run)")
     args = ap.parse_args()
-    return plan(args.out) if args.cmd == "plan" else run(args.plan, args.out, args.only)
+    return plan(args.out, args.only) if args.cmd == "plan" else run(args.plan, args.out, args.only)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 ``__ballot_sync``, ``__any_sync``, ``__syncwarp``...) that has not exited must reach it, and a
 shuffle must read a lane that executes it (PTX ``shfl.sync``: the primitive waits for "all
 non-exited threads corresponding to membermask"; the value read from a lane that does not take part
-is undefined). compute-sanitizer's synccheck sees neither on an H100 (bench/confirm_threads.py), so
-these findings are static-only. Three ways to break it:
+is undefined). compute-sanitizer's synccheck reported none of them on an H100 or an H200
+(bench/confirm_threads.py); a lane of the mask waiting at a barrier hangs the warp, which is seen.
+Three ways to break it:
 
 - a lane of the mask took another way at a branch before it and is still running (a warp reduction
   under ``if (i < n)`` with the full mask, followed by code the other lanes run: they wait, or
@@ -25,7 +26,8 @@ from dataclasses import dataclass
 import z3
 
 from ..engine.solver import SolverUnknown
-from ..engine.threads import diverging, exited, lane_of, shuffle_source, small_model, thread_text, warp_of
+from ..engine.threads import (diverging, exited, lane_of, shuffle_source, small_model, thread_text, waits_at_barrier,
+                              warp_of)
 from ..findings import Fix
 from ..limits import WARP_SIZE
 from .base import Check, depends_on_summary, make_finding, span_key, value_of
@@ -128,11 +130,17 @@ class SyncMaskCheck(Check):
         if found is None:
             return False
         ctx.mark(key)
+        waits = waits_at_barrier(threads, found.rename, r.ev.span, r.before, r.warp_epoch)
+        if z3.is_true(found.model.eval(waits, model_completion=True)):
+            rule = ("That lane goes on to a barrier this one has not passed, and waits there while this primitive "
+                    "waits for it: the warp hangs (an H200 hangs on this pattern; the kernel never returns)")
+        else:
+            rule = ("A `_sync` primitive must be executed by every lane of its mask that has not exited; that lane "
+                    "runs on without reaching it (undefined behaviour; static-only: where it reaches another "
+                    "primitive, on sm_90 the two paired up and compute-sanitizer synccheck reported nothing)")
         report_divergence(
             ctx, threads, found, "sync-mask", r.ev, "", ", a lane of the same warp its mask names, which has not "
-            "exited",
-            "A `_sync` primitive waits for every lane of its mask that has not exited: this one runs on elsewhere "
-            "(undefined behaviour; static-only: compute-sanitizer synccheck does not report it on sm_70 and later)",
+            "exited", rule,
             "call it where every lane of the mask arrives (before the branch), or pass the mask of the lanes that "
             "take the branch (`__ballot_sync(0xffffffff, cond)` before it)")
         return True

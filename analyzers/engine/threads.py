@@ -555,15 +555,25 @@ def exited(threads: LaunchThreads, rename, place, before: frozenset, epoch) -> z
     ``epoch`` reaches the warp primitive ``place``, having reached the primitives ``before``: it is
     on an exit path that reached no warp primitive this lane did not (a different shuffle, one it
     would wait at) and passed no barrier this lane has not passed (one it would wait at)."""
+    return _leaving(threads, rename, place, before, epoch, later=False)
+
+
+def waits_at_barrier(threads: LaunchThreads, rename, place, before: frozenset, epoch) -> z3.BoolRef:
+    """That the second thread, reaching no other warp primitive, is on its way to a barrier the lane
+    at ``place`` has not passed: it waits there while the primitive waits for it (a hang)."""
+    return _leaving(threads, rename, place, before, epoch, later=True)
+
+
+def _leaving(threads: LaunchThreads, rename, place, before: frozenset, epoch, later: bool) -> z3.BoolRef:
     reached = before | {place}
     out = []
     for x in threads.exits:
         if not x.warp_ops <= reached:
             continue
-        in_time = z3.simplify(z3.ULE(rename(x.warp_epoch), epoch))
-        if z3.is_false(in_time):
-            continue  # it passed a barrier this lane has not: it waits there, it has not left
-        out.append(z3.And(*[rename(t) for t in x.pc], in_time))
+        when = z3.simplify(z3.UGT(rename(x.warp_epoch), epoch) if later else z3.ULE(rename(x.warp_epoch), epoch))
+        if z3.is_false(when):
+            continue
+        out.append(z3.And(*[rename(t) for t in x.pc], when))
     return z3.Or(*out) if out else z3.BoolVal(False)
 
 
