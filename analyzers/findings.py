@@ -38,6 +38,11 @@ STATIC_ONLY = {
                  "exited or does not exist is undefined but faults nowhere, and two primitives on two sides of a "
                  "branch paired up (a lane waiting at a barrier instead hangs the warp, which is seen)",
 }
+# The words a finding whose bug is a hang (a lane of a warp waits where another never arrives)
+# says it with: kernelvet confirm takes a run that does not return as its confirmation.
+HANG_WORDS = "the warp hangs"
+
+
 def gib(n: int) -> str:
     """A byte count as findings and reproducers write it: "80.0 GiB"."""
     return f"{n / (1 << 30):.1f} GiB"

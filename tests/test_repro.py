@@ -374,3 +374,28 @@ def test_loaded_values_are_put_at_the_elements_the_kernel_reads(tmp_path):
     write(plan(f), f, write_dir, FIXTURES)
     g = _constants(write_dir / "repro.py")
     assert g["CALL"]["elements"] == call["elements"] and "set_elements" in g
+
+
+def test_a_hang_finding_is_confirmed_by_a_run_that_does_not_return(tmp_path):
+    """A sync-mask finding whose lane waits at a barrier is a hang: its reproducer is given a short
+    limit, and a run that does not return within it confirms the finding; any other finding's run
+    past its limit stays not runnable."""
+    from analyzers.findings import HANG_WORDS
+    from bot.repro.confirm import confirm_one
+    from bot.repro.plan import plan
+
+    finding = {"check": "sync-mask", "location": {"file": "k.cu", "line": 3},
+               "message": f"... and waits there while this primitive waits for it: {HANG_WORDS} (...)"}
+    assert plan(finding).hangs and not plan(dict(finding, message="a lane reaches another one")).hangs
+    python = _fake(tmp_path / "python", "exit 0\n")  # the build step: nothing to build here
+    sanitizer = _fake(tmp_path / "compute-sanitizer", "sleep 30\n")
+    for hangs, status in ((True, "confirmed"), (False, "not-runnable")):
+        d = tmp_path / f"r{hangs}"
+        d.mkdir()
+        (d / "repro.py").write_text("")
+        (d / "repro.json").write_text(json.dumps({
+            "check": "sync-mask", "where": "k.cu:3", "tool": "synccheck", "use_sanitizer": True, "runnable": True,
+            "not_runnable": None, "kind": "torch-op", "static_only": None, "hangs": hangs}))
+        c = confirm_one(d, python, sanitizer, timeout=4 if not hangs else 60, hang_seconds=2)
+        assert c.status == status, c
+        assert ("did not return in 2 s: the kernel hung" in c.detail) == hangs, c

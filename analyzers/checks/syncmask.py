@@ -28,7 +28,7 @@ import z3
 from ..engine.solver import SolverUnknown
 from ..engine.threads import (diverging, exited, lane_of, shuffle_source, small_model, thread_text, waits_at_barrier,
                               warp_of)
-from ..findings import Fix
+from ..findings import HANG_WORDS, Fix
 from ..limits import WARP_SIZE
 from .base import Check, depends_on_summary, make_finding, span_key, value_of
 from .divergence import both_sides, report_divergence, seen_sides
@@ -133,7 +133,7 @@ class SyncMaskCheck(Check):
         waits = waits_at_barrier(threads, found.rename, r.ev.span, r.before, r.warp_epoch)
         if z3.is_true(found.model.eval(waits, model_completion=True)):
             rule = ("That lane goes on to a barrier this one has not passed, and waits there while this primitive "
-                    "waits for it: the warp hangs (an H200 hangs on this pattern; the kernel never returns)")
+                    f"waits for it: {HANG_WORDS} (an H200 hangs on this pattern; the kernel never returns)")
         else:
             rule = ("A `_sync` primitive must be executed by every lane of its mask that has not exited; that lane "
                     "runs on without reaching it (undefined behaviour; static-only: where it reaches another "

@@ -35,7 +35,11 @@ def _tail(text: str, n: int = 3) -> str:
     return " / ".join(lines[-n:])[-400:]
 
 
-def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: float) -> Confirmation:
+HANG_SECONDS = 120.0  # a reproducer of a hang that has not returned by then has hung
+
+
+def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: float,
+                hang_seconds: float = HANG_SECONDS) -> Confirmation:
     desc = json.loads((repro_dir / "repro.json").read_text())
     tool = desc["tool"] if desc["use_sanitizer"] else "none"
     if not desc["runnable"]:
@@ -62,9 +66,14 @@ def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: fl
                  # neighbour's allocation, which memcheck sees as valid.
                  "memcheck": ["--padding", str(MEMCHECK_PADDING)]}.get(tool, [])
         cmd = [exe, "--tool", tool, "--target-processes", "all"] + extra + cmd
+    hangs = bool(desc.get("hangs"))
+    limit = min(timeout, hang_seconds) if hangs else timeout
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, env=env)
     except subprocess.TimeoutExpired:
+        if hangs:
+            return Confirmation("confirmed", tool, f"the run did not return in {limit:g} s: the kernel hung, as the "
+                                "finding says")
         return Confirmation("not-runnable", tool, f"the run ran past {timeout:g} s")
     out = done.stdout + done.stderr
     (repro_dir / "run.log").write_text(f"$ {' '.join(cmd)}\n# build {t1 - t0:.0f} s, run {time.time() - t1:.0f} s, "

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from math import prod
 
 from analyzers.binding import DTYPE_SIZES, KERNEL_OP, canonical_dtype
-from analyzers.findings import STATIC_ONLY, gib
+from analyzers.findings import HANG_WORDS, STATIC_ONLY, gib
 from analyzers.limits import WITNESS_MEMORY_GIB as DEFAULT_MEMORY_GIB
 
 # The compute-sanitizer tool that reports each check's bug; "none": the CUDA runtime itself does
@@ -44,13 +44,14 @@ class Repro:
     not_runnable: str | None = None  # why the reproducer does not run (it says so when run)
     argv: list[str] = field(default_factory=list)  # a program's command-line arguments
     notes: list[str] = field(default_factory=list)
+    hangs: bool = False  # the finding is a hang: a run that does not return confirms it
 
     def describe(self) -> dict:
         return {"fingerprint": self.fingerprint, "check": self.check, "where": self.where, "kind": self.kind,
                 "sources": self.sources, "device_bytes": self.device_bytes, "host_bytes": self.host_bytes,
                 "memory_bound": self.memory_bound, "tool": self.tool, "use_sanitizer": self.use_sanitizer,
                 "runnable": self.not_runnable is None, "not_runnable": self.not_runnable,
-                "static_only": STATIC_ONLY.get(self.check), "notes": self.notes}
+                "static_only": STATIC_ONLY.get(self.check), "notes": self.notes, "hangs": self.hangs}
 
 
 def storage_bytes(arg: dict) -> int:
@@ -72,6 +73,7 @@ def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB) -> Re
     loc = finding["location"]
     r = Repro(finding.get("fingerprint", ""), finding["check"], f"{loc['file']}:{loc['line']}", "none", call,
               memory_bound=int(memory_gib * (1 << 30)), tool=TOOLS.get(finding["check"], "memcheck"))
+    r.hangs = HANG_WORDS in finding.get("message", "")
     if spec is not None:
         r.include_dirs, r.defines = list(spec.include_dirs), dict(spec.defines)
     if not call:
