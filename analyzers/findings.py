@@ -40,7 +40,7 @@ STATIC_ONLY = {
 }
 # The words a finding whose bug is a hang (a lane of a warp waits where another never arrives)
 # says it with: kernelvet confirm takes a run that does not return as its confirmation.
-HANG_WORDS = "the warp hangs"
+HANG_WORDS = "the kernel never returns"
 
 
 def gib(n: int) -> str:

@@ -1,7 +1,8 @@
 """Barrier divergence: a block barrier (``__syncthreads()``, a block group's ``sync()``, a cub block
-collective) reached by some threads of a block and not by others. The CUDA programming guide makes
-it undefined: the block hangs, or the barrier releases early and the shared-memory order it was
-meant to give is lost.
+collective) reached by some threads of a block and not by others; a grid-wide barrier (a cooperative
+launch's ``grid.sync()``) reached by some threads of the grid and not by others (a hang). The CUDA
+programming guide makes the first undefined: the block hangs, or the barrier releases early and the
+shared-memory order it was meant to give is lost.
 
 The engine remembers every branch a kernel takes on a symbolic condition with its barrier epoch
 (engine/threads.py). For each barrier reached, a decision on the way that a second thread of the
@@ -21,7 +22,7 @@ import z3
 
 from ..engine.solver import SolverUnknown
 from ..engine.threads import diverging, second_thread_witness, small_model, thread_text
-from ..findings import STATIC_ONLY, Finding, Fix
+from ..findings import HANG_WORDS, STATIC_ONLY, Finding, Fix
 from .base import Check, depends_on_summary, span_key
 
 
@@ -103,7 +104,7 @@ class BarrierDivergenceCheck(Check):
         self.reached: list[Reached] = []
 
     def on_barrier(self, ctx, st, ev) -> None:
-        if ev.scope == "block" and ctx.threads is not None:
+        if ev.scope in ("block", "grid") and ctx.threads is not None:
             self.reached.append(Reached(ev, st.pc, st.epoch[0] if st.epoch is not None else None))
 
     def on_kernel_end(self, ctx, threads) -> None:
@@ -115,9 +116,10 @@ class BarrierDivergenceCheck(Check):
             key = ("barrier-divergence", span_key(r.ev.span), ctx.kernel)
             if key in ctx.reported:
                 continue
+            grid = r.ev.scope == "grid"
             try:
                 found = diverging(ctx, threads, r.pc, lambda rename: [], both_sides(sides[span_key(r.ev.span)]),
-                                  asked.setdefault(span_key(r.ev.span), set()))
+                                  asked.setdefault(span_key(r.ev.span), set()), same_block=not grid)
             except SolverUnknown as exc:
                 ctx.mark(key)
                 ctx.stuck("solver-unknown", f"whether every thread of the block reaches `{r.ev.span.text}` could not "
@@ -133,15 +135,19 @@ class BarrierDivergenceCheck(Check):
                     first.related.append(r.ev.span)
                 continue
             rule = f"Every thread of a block must reach each barrier (static-only: {STATIC_ONLY['barrier-divergence']})"
-            count = equal_barrier_count(threads, reached, d.pair)
-            if count is not None:
+            count = None if grid else equal_barrier_count(threads, reached, d.pair)
+            if grid:
+                rule = ("Every thread of the grid must reach a grid-wide barrier (a cooperative launch's `sync()`): "
+                        f"the threads that reach it wait for the others forever: {HANG_WORDS}")
+            elif count is not None:
                 rule = (f"Both sides of the branch pass {count} barrier{'s' if count != 1 else ''}, one for one: on "
                         "sm_70 and later, where threads of a block may wait at different `__syncthreads()` calls, the "
                         "block does not hang and each pair of barriers orders the two sides as one barrier would; "
                         "the CUDA programming guide still leaves barriers in divergent code undefined (and sm_6x "
                         "and earlier may hang)")
             finding = report_divergence(
-                ctx, threads, found, "barrier-divergence", r.ev, "barrier divergence: ", " of the same block", rule,
+                ctx, threads, found, "barrier-divergence", r.ev, "barrier divergence: ",
+                " of the grid" if grid else " of the same block", rule,
                 "move the barrier out of the branch, so that every thread reaches it (let the threads that have no "
                 "work skip the work, not the barrier)")
             if finding is None:

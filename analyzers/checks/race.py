@@ -203,6 +203,12 @@ class RaceCheck(Check):
     def _pair(self, ctx, threads, a: Place, b: Place, key, cross: bool = False) -> bool:
         if not cross and _apart(a, b):
             return False
+        if cross and threads.grid_barriers:
+            # A grid-wide barrier orders blocks, which the epochs (one block's barriers) do not show.
+            ctx.mark(key)
+            ctx.stuck("unsupported", f"whether `{a.ev.span.text}` and `{b.ev.span.text}` race between blocks is not "
+                      "checked in a kernel with a grid-wide barrier (cooperative launch)", b.ev.span)
+            return True
         if a.ev.region.kind == "global" and _index_error_at(ctx, a, b):
             # An index past its row (`i <= d`) reaches the next row's elements: the race is the
             # same index error the oob or overflow finding at the access already reports.

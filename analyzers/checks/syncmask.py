@@ -133,7 +133,7 @@ class SyncMaskCheck(Check):
         waits = waits_at_barrier(threads, found.rename, r.ev.span, r.before, r.warp_epoch)
         if z3.is_true(found.model.eval(waits, model_completion=True)):
             rule = ("That lane goes on to a barrier this one has not passed, and waits there while this primitive "
-                    f"waits for it: {HANG_WORDS} (an H200 hangs on this pattern; the kernel never returns)")
+                    f"waits for it: the warp hangs and {HANG_WORDS} (an H200 hangs on this pattern)")
         else:
             rule = ("A `_sync` primitive must be executed by every lane of its mask that has not exited; that lane "
                     "runs on without reaching it (undefined behaviour; static-only: where it reaches another "

@@ -37,6 +37,10 @@ from ..kir import types as T
 
 BLOCK_BARRIERS = frozenset({"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"})
 WARP_BARRIERS = frozenset({"__syncwarp"})
+# A grid group's sync() (a cooperative launch) waits for every thread of the grid; a cluster's, for
+# every thread of its blocks: both are block barriers too.
+GRID_BARRIERS = frozenset({"cooperative_groups::grid_group::sync"})
+CLUSTER_BARRIERS = frozenset({"cooperative_groups::cluster_group::sync"})
 # cub's block collectives synchronise the block inside (their temporary storage is shared memory):
 # for barrier intervals and for divergence, each call is a block barrier.
 BLOCK_COLLECTIVES = frozenset({
@@ -56,7 +60,7 @@ def _epoch(v: int) -> z3.BitVecRef:
 
 def is_block_barrier(name: str) -> bool:
     from .models import normalize
-    return name in BLOCK_BARRIERS or normalize(name) in BLOCK_COLLECTIVES
+    return name in BLOCK_BARRIERS or normalize(name) in BLOCK_COLLECTIVES | GRID_BARRIERS | CLUSTER_BARRIERS
 
 
 # ---------------------------------------------------------------- barriers per loop iteration
@@ -175,6 +179,7 @@ class LaunchThreads:
     block_ids: set  # z3 names of blockIdx: kept for two threads of one block
     block_uniform: set = field(default_factory=set)  # values alike within a block (shared memory loads)
     warp_barriers: bool = False  # a __syncwarp ran: warp and block epochs may differ
+    grid_barriers: bool = False  # a grid group's sync() ran: blocks are ordered too
     decisions: dict = field(default_factory=dict)  # pc term id -> Decision
     # (term id, same block) -> (term, its second thread's copy): renaming is by name, the same for
     # every pair query, and a path's conditions are renamed once, not once per pair.
@@ -375,8 +380,8 @@ class ThreadOps:
             check.on_kernel_end(self.ctx, threads)
 
     def barrier(self, st, span: N.Span, scope: str, name: str = "__syncthreads") -> None:
-        """A barrier of ``scope`` (block or warp): the checks see where it is reached, then the
-        path enters the next interval."""
+        """A barrier of ``scope`` (grid, block or warp; a wider one is a barrier of the narrower
+        ones too): the checks see where it is reached, then the path enters the next interval."""
         if st.epoch is None:
             return
         if not self._silent:
@@ -384,9 +389,11 @@ class ThreadOps:
             for check in self.ctx.checks:
                 check.on_barrier(self.ctx, st, ev)
         block, warp = st.epoch
-        st.epoch = (block + 1 if scope == "block" else block, warp + 1)
+        st.epoch = (block + 1 if scope in ("block", "grid") else block, warp + 1)
         if scope == "warp" and self.ctx.threads is not None:
             self.ctx.threads.warp_barriers = True
+        if scope == "grid" and self.ctx.threads is not None:
+            self.ctx.threads.grid_barriers = True
 
     def warp_sync(self, st, call, mask, source: tuple | None = None) -> None:
         """A warp primitive with a lane mask (and, for a shuffle, the lane it reads: ``source``, see
@@ -600,24 +607,28 @@ class Divergence:
     constraints: list  # the whole query (for a smaller witness)
 
 
-def diverging(ctx, threads: LaunchThreads, pc: tuple, peer, skip=frozenset(), asked: set | None = None) -> Divergence | None:
+def diverging(ctx, threads: LaunchThreads, pc: tuple, peer, skip=frozenset(), asked: set | None = None,
+              same_block: bool = True) -> Divergence | None:
     """The first decision of ``pc`` (taken by this thread on its way here) that another thread of
-    the same block, related to this one by ``peer(rename)`` (the same warp, a lane of a mask),
+    the same block (of the grid: ``same_block`` False), related to this one by ``peer(rename)``
+    (the same warp, a lane of a mask),
     takes the other way at the same epoch. Decisions every thread takes alike are skipped without a
     query, and so are those in ``skip`` ((pair, side): the other side reaches the same place too)
     and those already in ``asked`` (the same place reached again on a longer path, an unrolled
     iteration: asked once per place). Raises SolverUnknown when a query cannot be decided."""
     for i, t in enumerate(pc):
         d = threads.decisions.get(t.get_id())
-        if d is None or not d.term.eq(t) or (d.pair, d.side) in skip or not threads.varying(t):
+        if d is None or not d.term.eq(t) or (d.pair, d.side) in skip or not threads.varying(t, same_block):
             continue
         if asked is not None:
             if (d.pair, d.side) in asked:
                 continue
             asked.add((d.pair, d.side))
-        rename = SecondThread(ctx, threads)
+        rename = SecondThread(ctx, threads, same_block)
+        other = threads.other_thread(rename) if same_block else z3.Or(
+            *[v.bv != rename(v.bv) for v in (*threads.thread.tid.fields.values(), *threads.thread.bid.fields.values())])
         cond = z3.And(t, rename(z3.Not(t)), d.epoch[0] == rename(d.epoch[0]), d.epoch[1] == rename(d.epoch[1]),
-                      threads.other_thread(rename), *peer(rename))
+                      other, *peer(rename))
         ctx.tick()
         constraints = list(pc) + [rename(x) for x in pc[:i]] + [cond]
         # Only the loads the two sides' condition reads: facts for every load of the path cost

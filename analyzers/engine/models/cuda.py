@@ -11,8 +11,8 @@ from .. import ints, lia
 from ..values import FloatV, IntV, OpaqueV, PtrV, RefV, const_int, fresh_int
 from ...limits import MAX_SMEM_OPTIN, MAX_THREADS_PER_BLOCK, WARP_SIZE
 from ..context import _vars as z3_vars
-from ..threads import shuffle_source
-from . import model
+from ..threads import GRID_BARRIERS, shuffle_source
+from . import model, normalize
 
 VOID = OpaqueV("void")
 FUNC_ATTR_MAX_DYNAMIC_SMEM = 8  # cudaFuncAttributeMaxDynamicSharedMemorySize
@@ -94,6 +94,14 @@ def syncthreads_reduce(interp, st, call, this, args):
 def syncwarp(interp, st, call, this, args):
     interp.warp_sync(st, call, args[0] if args else None)
     interp.barrier(st, call.span, "warp", call.name)
+    return VOID
+
+
+@model("cooperative_groups::grid_group::sync", "cooperative_groups::cluster_group::sync")
+def group_barrier(interp, st, call, this, args):
+    """A grid-wide barrier (a cooperative launch's ``grid.sync()``) or a cluster's: every thread of
+    the grid (of the cluster's blocks) waits there, those of this block included."""
+    interp.barrier(st, call.span, "grid" if normalize(call.name) in GRID_BARRIERS else "block", call.name)
     return VOID
 
 
