@@ -443,11 +443,61 @@ def device_copy(interp, st, call, this, args):
 
 
 @model("cudaFree", "cudaFreeHost", "cudaFreeAsync", "free", "std::free", "cudaDeviceSynchronize",
+       "cudaDestroyTextureObject", "cudaFreeArray", "cudaBindTexture", "cudaBindTexture2D", "cudaBindTextureToArray",
+       "cudaUnbindTexture",
        "cudaStreamSynchronize", "cudaGetLastError", "cudaPeekAtLastError", "cudaDeviceReset", "cudaSetDevice",
        "cudaStreamCreate", "cudaStreamDestroy", "cudaEventCreate", "cudaEventRecord", "cudaEventSynchronize",
        "cudaEventDestroy", "cudaEventElapsedTime")
 def runtime_status(interp, st, call, this, args):
     """Runtime calls that touch no buffer the checks follow: success (lifetimes are not checked)."""
+    ty = T.strip_ref(call.ty)
+    return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
+
+
+@model("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex1DLayered", "tex2DLayered")
+def texture_fetch(interp, st, call, this, args):
+    """A texture fetch: coordinates outside the texture are clamped, wrapped or read the border
+    (its addressing mode), so no memory is accessed past it; the value is the texture's contents."""
+    return untracked_result(interp, call, "texture")
+
+
+@model("cudaCreateTextureObject", "cudaMallocArray")
+def texture_handle(interp, st, call, this, args):
+    """A texture object or a CUDA array written through the out-pointer: a handle the program only
+    passes back to the runtime and to fetches (the descriptors it reads are the program's own)."""
+    out = args[0]
+    if isinstance(out, PtrV):
+        slot = out.pointee
+        if isinstance(slot, T.IntType):
+            value = fresh_int(interp.ctx.fresh_name("texture object"), slot)
+        else:
+            # A CUDA array: storage only the runtime and the fetches see.
+            region = interp.new_region("global", f"CUDA array at line {call.span.line}", const_int(1, T.INT64),
+                                       call.span, align=256)
+            value = PtrV(region, const_int(0, T.INT64), T.VOID)
+        interp.store(st, interp.deref(out, slot, call.span), value, call.span)
+    ty = T.strip_ref(call.ty)
+    return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
+
+
+@model("cudaMemcpyToArray", "cudaMemcpy2DToArray")
+def copy_to_array(interp, st, call, this, args):
+    """Copies into a CUDA array read their source: ``count`` bytes, or ``height`` rows of ``width``
+    bytes ``spitch`` apart."""
+    src = args[3]
+    if call.name == "cudaMemcpyToArray":
+        n = args[4]
+    else:
+        spitch, width, height = (ints.convert(a, T.UINT64, call.span) if isinstance(a, IntV) else None
+                                 for a in args[4:7])
+        if None in (spitch, width, height):
+            raise PathEnd("stuck", f"{call.name} with sizes that are not integers", call.span)
+        bv = z3.If(height.bv == 0, z3.BitVecVal(0, 64), (height.bv - 1) * spitch.bv + width.bv)
+        n = IntV(T.UINT64, bv, 0, (1 << 64) - 1)
+    if not isinstance(n, IntV):
+        raise PathEnd("stuck", f"{call.name} with a size that is not an integer", call.span)
+    if isinstance(src, PtrV):
+        _check_range(interp, st, src, n, False, call.span)
     ty = T.strip_ref(call.ty)
     return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
 

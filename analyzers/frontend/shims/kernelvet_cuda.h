@@ -50,6 +50,7 @@ typedef unsigned long ulong;
 #include <kernelvet/types.h>
 #include <kernelvet/runtime.h>
 #include <kernelvet/device.h>
+#include <kernelvet/texture.h>
 #include <kernelvet/math.h>
 
 #ifndef assert
