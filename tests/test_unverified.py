@@ -47,6 +47,18 @@ def test_a_verified_program_beside_a_bare_kernel_still_names_the_bare_kernel(tmp
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def test_a_program_whose_main_is_in_a_header_is_verified_through_the_source_that_includes_it(tmp_path):
+    (tmp_path / "prog.cuh").write_text(PROGRAM.replace("i < n", "i <= n"))
+    (tmp_path / "prog.cu").write_text('#include "prog.cuh"\n')
+    (tmp_path / "other.cu").write_text('#include "prog.cuh"\n' + BARE)
+    r = kernelvet("scan", ".", "--format", "json", cwd=tmp_path)
+    report = json.loads(r.stdout)
+    assert [(i["op"], i["file"], i["verdict"]) for i in report["instances"]] == [("main", "prog.cuh", "bug")]
+    # prog.cu is main's translation unit; other.cu also defines a kernel nothing launches.
+    assert [u["file"] for u in report["unverified"]] == ["other.cu"], report["unverified"]
+    assert r.returncode == 1 and report["summary"]["unverified"] == 1, r.stdout + r.stderr  # the bug comes first
+
+
 def test_a_compiler_error_in_a_changed_file_is_not_verified_not_inconclusive(tmp_path):
     repo = example_repo(tmp_path / "repo")
     git(repo, "checkout", "-qb", "topic")
