@@ -22,7 +22,8 @@ UNTRACKED = {"lane": "a value from another lane of the warp", "collective": "the
              "input": "a value the program reads at run time (the clock, a file, the console)",
              "symbol": "the contents of a __constant__ or __device__ variable, which the host sets at run time",
              "float": "a floating-point value",
-             "texture": "the contents of a texture, which the engine does not follow"}
+             "texture": "the contents of a texture, which the engine does not follow",
+             "random": "a random number the program draws at run time (curand)"}
 
 
 class BudgetExceeded(Exception):

@@ -454,6 +454,35 @@ def runtime_status(interp, st, call, this, args):
     return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
 
 
+@model("curand_init")
+def curand_init(interp, st, call, this, args):
+    """A generator's state set up in place: the state object (often one element of a per-thread
+    array) is written whole."""
+    _random_state(interp, st, call, args[3] if len(args) > 3 else None, read=False)
+    return VOID
+
+
+@model("curand", "curand_uniform", "curand_uniform_double", "curand_normal", "curand_normal_double", "curand_normal2",
+       "curand_log_normal", "curand_poisson", "curand_uniform4", "curand_normal4", "curand4")
+def curand_draw(interp, st, call, this, args):
+    """A draw reads and advances the generator's state; the number is one the program gets at run
+    time (a finding that needs a particular one is inconclusive, needs-values)."""
+    _random_state(interp, st, call, args[0] if args else None, read=True)
+    return untracked_result(interp, call, "random", "random number")
+
+
+def _random_state(interp, st, call, ptr, read: bool) -> None:
+    if not isinstance(ptr, PtrV):
+        raise PathEnd("stuck", f"{call.name} of a state that is not a pointer", call.span)
+    loc = interp.deref(ptr, ptr.pointee, call.span)
+    if read:
+        interp.load(st, loc, call.span)
+    value = fresh_value(ptr.pointee, f"state of {call.name}", interp.ctx.counter)
+    if value is None:
+        raise PathEnd("stuck", f"{call.name} of a state of type {ptr.pointee.name}", call.span)
+    interp.store(st, loc, value, call.span)
+
+
 @model("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex1DLayered", "tex2DLayered")
 def texture_fetch(interp, st, call, this, args):
     """A texture fetch: coordinates outside the texture are clamped, wrapped or read the border
