@@ -159,6 +159,8 @@ class CallOps:
             raise PathEnd("abort" if not stuck else "stuck", "", span)
         for x in live:
             x.status = "return"
+        if len(live) > 1:
+            _forget_locals(live, frame.id)
         merged = merge_all(live)
         if len(merged) != 1:
             raise PathEnd("stuck", f"paths through {fn.display} return different objects", span, kind="unsupported")
@@ -283,3 +285,14 @@ class CallOps:
 def _is_value_class(t: T.Type) -> bool:
     return isinstance(T.strip_ref(t), T.FloatType)
 
+
+def _forget_locals(states: list, frame_id: int) -> None:
+    """The function's own locals and parameters end with it: what the paths held there (a function
+    pointer picked on each path, `mode ? mirrored : same`) does not keep them from joining."""
+    for x in states:
+        f = x.frames.get(frame_id)
+        if f is None or f.captured:
+            continue
+        for region in f.vars.values():
+            if getattr(region, "kind", None) in ("local", "param"):
+                x.mem.pop(region.id, None)

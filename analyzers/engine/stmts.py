@@ -75,12 +75,12 @@ class StmtOps:
 
     def picks_objects(self, s: N.Stmt) -> bool:
         """Whether the statement's own expressions (not its nested statements) hold a conditional
-        of objects (tensors, classes) that may need a fork. Memoised per instance."""
+        of objects (tensors, classes, functions: ``mode ? mirrored : same``) that may need a fork.
+        Memoised per instance."""
         memo = self.__dict__.setdefault("_picks", {})
         hit = memo.get(id(s))
         if hit is None:
-            hit = memo[id(s)] = any(isinstance(x, N.Cond) and isinstance(T.strip_ref(x.ty), (T.OpaqueType, T.StructType))
-                                    for x in _exprs(s))
+            hit = memo[id(s)] = any(isinstance(x, N.Cond) and _object_type(T.strip_ref(x.ty)) for x in _exprs(s))
         return hit
 
     def ex_decl(self, s: N.Decl, st: State) -> list[State]:
@@ -266,3 +266,11 @@ def _equalities(e: N.Expr, holds: bool):
     elif isinstance(e, N.Binary) and e.op == ("==" if holds else "!="):
         yield e.lhs, e.rhs
         yield e.rhs, e.lhs
+
+
+def _object_type(ty: T.Type) -> bool:
+    """A type whose values no one merged value stands for: tensors, classes, and functions (a
+    pointer to one is the function it names, called as that function on its path)."""
+    if isinstance(ty, T.PtrType):
+        return isinstance(ty.pointee, T.FuncType)
+    return isinstance(ty, (T.OpaqueType, T.StructType, T.FuncType))

@@ -519,12 +519,29 @@ def _new_tensor(interp, st, call, dims, dtype: str, name: str):
         total = ints.arith("*", total, d, T.INT64, call.span)
     size = DTYPE_SIZES.get(dtype, 4)
     nbytes = ints.arith("*", total, const_int(size, T.INT64), T.INT64, call.span)
+    _fits_in_memory(st, dims, size)
     for d in dims:
         if d.math is not None:
             from ..events import Sink
             interp.emit_sink(st, Sink(d, "alloc", call.span, interp.stack_spans(st), f"a dimension of the tensor {name}"))
     region = interp.new_region("global", name, nbytes, call.span, elem_size=size, align=256, note="allocated")
     return TensorV(name, dims, contiguous_strides(dims, call.span), dtype, region)
+
+
+def _fits_in_memory(st, dims, esize: int) -> None:
+    """Torch refuses a negative dimension and a size whose byte count overflows 64 bits (c10's
+    storage-size check throws): no path goes on with such a tensor. The product is taken exactly,
+    128 bits wide, since the 64-bit one it stands for wraps."""
+    if all(d.concrete() is not None for d in dims):
+        return
+    wide = z3.BitVecVal(esize, 128)
+    int_total = z3.IntVal(esize)
+    for d in dims:
+        wide = wide * z3.SignExt(64, d.bv)
+        int_total = int_total * ints.I(d)
+        st.assume(lia.CURRENT.register(d.bv >= 0, ints.I(d) >= 0))
+    limit = (1 << 63) - 1
+    st.assume(lia.CURRENT.register(z3.ULE(wide, limit), int_total <= limit))
 
 
 def _lazy_like(interp, st, t: TensorV, dims, name: str, span) -> TensorV:
