@@ -304,10 +304,13 @@ def _load_tensor(ctx, fact) -> str | None:
 
 
 def _index_error_at(ctx, a: Place, b: Place) -> bool:
-    """Whether an oob, overflow or narrowing finding of this kernel is at either access."""
-    spans = {span_key(a.ev.span), span_key(b.ev.span)}
+    """Whether an oob, overflow or narrowing finding of this kernel is at the statement of either
+    access (its line): `dst[i] = src[i]` with `i` past the row reads past `src` and writes the next
+    row's `dst`, one index error."""
+    lines = {(a.ev.span.file, a.ev.span.line), (b.ev.span.file, b.ev.span.line)}
     return any(f.check in ("oob", "overflow", "narrowing") and f.kernel == ctx.kernel
-               and span_key(f.access or f.location) in spans for f in ctx.findings.values())
+               and ((f.access or f.location).file, (f.access or f.location).line) in lines
+               for f in ctx.findings.values())
 
 
 MAX_INTEGER_PAIRS = 16  # access pairs of two statements tried in integers before the bit-vector query
