@@ -132,3 +132,21 @@ def test_a_branch_whose_sides_pass_equal_barriers_is_said_to_work_on_sm70(tmp_pa
     assert "sm_70 and later" in messages["fill_warps_pass_equal_barriers"]
     assert "Both sides" not in messages["fill_warps_pass_fewer_barriers"]
     assert "static-only" in messages["fill_warps_pass_fewer_barriers"]
+
+
+def test_a_warp_mask_finding_says_which_way_the_lane_went(tmp_path):
+    """Exited lanes are allowed in a mask (PTX); what is reported says why: a lane on its way to a
+    barrier hangs the warp, a lane at another primitive is undefined, a shuffle that reads a lane
+    that returned gets an undefined value."""
+    from analyzers.findings import HANG_WORDS
+    _, [hang] = _findings("warp_ballot_in_bounds_branch_then_barrier.cu", tmp_path)
+    assert HANG_WORDS in hang.message and "has not exited" in hang.message
+    assert {"threadIdx.x", "threadIdx.x (second thread)"} <= set(hang.witness)
+    _, both = _findings("warp_shuffles_on_both_sides.cu", tmp_path)
+    assert len(both) == 2 and all(HANG_WORDS not in f.message and "runs on without reaching it" in f.message
+                                  for f in both)
+    _, [read] = _findings("warp_sum_reads_exited_lanes.cu", tmp_path)
+    assert "the lane it reads" in read.message and "left the kernel" in read.message
+    assert HANG_WORDS not in read.message
+    # The lane read is the shuffle's source: 16 lanes down from the first thread.
+    assert read.witness["threadIdx.x (second thread)"] == read.witness["threadIdx.x"] + 16
