@@ -62,17 +62,22 @@ class SyncMaskCheck(Check):
             key = ("sync-mask", place, ctx.kernel)
             if key in ctx.reported or threads.varying(r.ev.mask.bv):
                 continue
+            # The same place on the same path (an unrolled loop's iterations) names the same lanes:
+            # its mask is asked about once; the lane it reads, once per distinct operand (a
+            # butterfly's offsets 16, 8, ... read different lanes).
             seen = asked.setdefault((place, "path"), set())
-            if id(r.pc) in seen:
-                continue  # the same place on the same path (an unrolled loop's iterations)
-            seen.add(id(r.pc))
+            operand = r.ev.source[0].get_id() if r.ev.source is not None else None
+            first = id(r.pc) not in seen
+            if not first and (operand is None or (id(r.pc), operand) in seen):
+                continue
+            seen.update({id(r.pc), (id(r.pc), operand)})
             skip = both_sides(sides[place])
             try:
                 if self._missing_source(ctx, threads, r, key):
                     continue
-                if self._diverged_lane(ctx, threads, r, key, skip, asked.setdefault((place, "mask"), set())):
+                if first and self._diverged_lane(ctx, threads, r, key, skip, asked.setdefault((place, "mask"), set())):
                     continue
-                self._diverged_source(ctx, threads, r, key, skip, asked.setdefault((place, "source"), set()))
+                self._diverged_source(ctx, threads, r, key, skip, asked.setdefault((place, "source", operand), set()))
             except SolverUnknown as exc:
                 ctx.mark(key)
                 ctx.stuck("solver-unknown", f"whether every lane of the mask of `{r.ev.span.text}` reaches it could "
