@@ -95,7 +95,7 @@ class Context:
         self.kernels: list[str] = []
         self.reported: set[tuple] = set()
         self.aborts: list[tuple] = []
-        self.witnesses: list[tuple] = []  # (kernel, object, failure condition, finding, model) of reported accesses
+        self.witnesses: list[tuple] = []  # (kernel, object, failure condition, in integers or None, finding, model) of reported accesses
         # The in-bounds assumptions paths go on with after a report (checks/oob.py), by term id
         # (the terms kept so that their ids stay theirs).
         self.continued: dict[int, z3.BoolRef] = {}
