@@ -546,14 +546,22 @@ def _fits_in_memory(st, dims, esize: int) -> None:
 
 def _lazy_like(interp, st, t: TensorV, dims, name: str, span) -> TensorV:
     """A new contiguous tensor with the (undecided) dtype of the zero-config tensor ``t``."""
+    return _lazy_tensor(interp, st, t.lazy.code, t.lazy.esize, dims, t.dtype, name, span)
+
+
+def _lazy_tensor(interp, st, code, esize, dims, dtype: str, name: str, span) -> TensorV:
+    """A new contiguous tensor whose dtype (``code``, element size ``esize``) is still undecided.
+    Torch's checks hold for it as for any allocation; with the element size open, the smallest
+    one it may have bounds the byte count (sound for every dtype, and linear)."""
     from ..values import LazyDtype
+    dims = tuple(ints.convert(d, T.INT64, span) if d.ty.bits != 64 else d for d in dims)
     extent = const_int(1, T.INT64)
     for d in dims:
         extent = ints.arith("*", extent, d, T.INT64, span)
-    lazy = LazyDtype(t.lazy.code, t.lazy.esize, extent)
-    placeholder = interp.new_region("global", name, ints.arith("*", extent, t.lazy.esize, T.INT64, span), span, align=256,
-                                    note="allocated")
-    return TensorV(name, tuple(dims), contiguous_strides(dims, span), t.dtype, placeholder, lazy=lazy)
+    _fits_in_memory(st, dims, max(esize.lo, 1))
+    region = interp.new_region("global", name, ints.arith("*", extent, esize, T.INT64, span), span, align=256,
+                               note="allocated")
+    return TensorV(name, dims, contiguous_strides(dims, span), dtype, region, lazy=LazyDtype(code, esize, extent))
 
 
 def _options_dtype(v) -> str | None:
@@ -576,8 +584,7 @@ def empty(interp, st, call, this, args):
     dtype = _options_dtype(args[-1]) if len(args) > 1 else None
     like = args[-1].payload if len(args) > 1 and isinstance(args[-1], OpaqueV) else None
     if dtype is None and isinstance(like, TensorV):
-        dims = tuple(ints.convert(d, T.INT64, call.span) if d.ty.bits != 64 else d for d in shape.items)
-        return _lazy_like(interp, st, like, dims, f"{call.name.rsplit('::', 1)[1]}@{call.span.line}", call.span)
+        return _lazy_like(interp, st, like, shape.items, f"{call.name.rsplit('::', 1)[1]}@{call.span.line}", call.span)
     return _new_tensor(interp, st, call, shape.items, dtype or "float32", f"{call.name.rsplit('::', 1)[1]}@{call.span.line}")
 
 
@@ -608,15 +615,7 @@ def stable_empty(interp, st, call, this, args):
     shape = _shape_arg(interp, st, args[0], call)
     lazy = _lazy_dtype_arg(interp, args[1] if len(args) > 1 else None)
     if lazy is not None:  # empty(..., other.scalar_type()) of a zero-config tensor: its dtype, undecided
-        from ..values import LazyDtype
-        dims = tuple(ints.convert(d, T.INT64, call.span) if d.ty.bits != 64 else d for d in shape.items)
-        extent = const_int(1, T.INT64)
-        for d in dims:
-            extent = ints.arith("*", extent, d, T.INT64, call.span)
-        name = f"empty@{call.span.line}"
-        region = interp.new_region("global", name, ints.arith("*", extent, lazy[1], T.INT64, call.span), call.span,
-                                   align=256, note="allocated")
-        return TensorV(name, dims, contiguous_strides(dims, call.span), "", region, lazy=LazyDtype(lazy[0], lazy[1], extent))
+        return _lazy_tensor(interp, st, lazy[0], lazy[1], shape.items, "", f"empty@{call.span.line}", call.span)
     dtype = _stable_dtype(args[1] if len(args) > 1 else None, call)
     return _new_tensor(interp, st, call, shape.items, dtype or "float32", f"empty@{call.span.line}")
 
