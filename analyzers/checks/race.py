@@ -18,6 +18,12 @@ race that needs two equal elements is a finding, whose message says so, unless t
 the tensor `distinct` (a slot mapping: one cache slot per token). Two atomicAdds of one statement
 by two threads return different values (each sees the other's addition or is seen by it), so
 slots taken from a counter never collide. Distinct tensors and buffers are assumed not to alias.
+
+An atomic's scope bounds whom it is atomic with: a block-scope one (``atomicAdd_block``,
+``cuda::atomic_ref<T, cuda::thread_scope_block>``) only with threads of its block, so two threads of
+different blocks reaching the same global bytes through one race. Those accesses are paired across
+blocks even where global-memory races are not checked otherwise: a narrowed scope is a claim that
+no other block touches the bytes, which the check verifies.
 """
 from __future__ import annotations
 
@@ -165,7 +171,7 @@ class RaceCheck(Check):
     def on_access(self, ctx, st, ev) -> None:
         if st.epoch is None or ctx.threads is None or ev.region.kind not in RACY:
             return
-        if ev.region.kind == "global" and not ctx.options.global_races:
+        if ev.region.kind == "global" and not ctx.options.global_races and ev.scope != "block":
             return
         key = (span_key(ev.span), ev.write, ev.atomic, ev.region.id)
         place = self.places.get(key)
@@ -189,13 +195,15 @@ class RaceCheck(Check):
         reported: set = set()
         for i, a in enumerate(places):
             for b in places[i:]:
-                if not (a.ev.write or b.ev.write) or (a.ev.atomic and b.ev.atomic) or a.ev.region is not b.ev.region:
+                if not (a.ev.write or b.ev.write) or a.ev.region is not b.ev.region:
                     continue
                 key = ("race", ctx.kernel, *sorted((span_key(a.ev.span), span_key(b.ev.span))))
                 if key in reported or key in ctx.reported:
                     continue
                 # Global memory: two threads of one block, then two of different blocks.
                 for cross in (False, True) if a.ev.region.kind == "global" else (False,):
+                    if _atomic_for_both(a.ev, b.ev, cross):
+                        continue
                     if self._pair(ctx, threads, a, b, key, cross):
                         reported.add(key)
                         break
@@ -294,6 +302,12 @@ class RaceCheck(Check):
             [cond], threads.distinct) + rename.distinct_orders([cond])
 
 
+def _atomic_for_both(a, b, cross: bool) -> bool:
+    """Whether two accesses are atomic with respect to each other: both atomics, and for threads
+    of different blocks, neither of block scope."""
+    return a.atomic and b.atomic and not (cross and "block" in (a.scope, b.scope))
+
+
 def _load_tensor(ctx, fact) -> str | None:
     """The tensor a distinct_loads fact is about (its first loaded value's origin)."""
     for v in _vars(fact):
@@ -363,7 +377,8 @@ def _finding(ctx, threads, a: Place, b: Place, rename, model, cond, cross: bool 
     fa, sb = first.ev, second.ev
 
     def what(ev) -> str:
-        return ("atomic " if ev.atomic else "") + ("write" if ev.write else "read")
+        atomic = "block-scope atomic " if ev.scope == "block" else "atomic " if ev.atomic else ""
+        return atomic + ("write" if ev.write else "read")
 
     region = fa.region
     kind = {"dynamic_shared": "dynamic shared memory", "shared": "shared memory"}.get(region.kind, "global memory")
@@ -372,10 +387,17 @@ def _finding(ctx, threads, a: Place, b: Place, rename, model, cond, cross: bool 
                  if fa.span == sb.span else
                  f"at `{fa.span.text}` ({what(fa)}, line {fa.span.line}) and `{sb.span.text}` ({what(sb)}, line "
                  f"{sb.span.line})")
-        msg = (f"data race on global memory `{region.name}`: threads of different blocks ({t_first} and "
-               f"{t_second}) access the same bytes {where}; no barrier orders blocks within a launch")
-        fix = Fix(sb.span, None, "give each block its own elements, or make the update atomic (or split the "
-                  "kernel in two launches)")
+        if "block" in (fa.scope, sb.scope):
+            msg = (f"data race on global memory `{region.name}`: threads of different blocks ({t_first} and "
+                   f"{t_second}) access the same bytes {where}; a block-scope atomic is atomic only among the "
+                   "threads of its own block, so one block's update can be lost")
+            fix = Fix(sb.span, None, "use a device-scope atomic (`atomicAdd` rather than `atomicAdd_block`, "
+                      "`cuda::thread_scope_device`), or give each block its own elements")
+        else:
+            msg = (f"data race on global memory `{region.name}`: threads of different blocks ({t_first} and "
+                   f"{t_second}) access the same bytes {where}; no barrier orders blocks within a launch")
+            fix = Fix(sb.span, None, "give each block its own elements, or make the update atomic (or split the "
+                      "kernel in two launches)")
     elif fa.span == sb.span:
         both = what(fa) if what(fa) == what(sb) else f"{what(fa)} and {what(sb)}"
         msg = (f"data race on {kind} `{region.name}`: two threads of one block access the same bytes at "

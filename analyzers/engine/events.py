@@ -23,6 +23,7 @@ class Access:
     within: tuple | None = None  # (byte offset IntV, count, element size) of the sub-array indexed
     atomic: bool = False  # one half of an atomic read-modify-write
     value: object = None  # what a write stores (a Val)
+    scope: str = ""  # an atomic's scope where it is narrower than the device: "block" (atomicAdd_block)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ class Interpreter(MemoryOps, ExprOps, StmtOps, LoopOps, InvariantOps, CallOps, H
         self.null_region = self.new_region("null", "nullptr", 0)
         self.cast_pointee = None  # (untyped data_ptr() call, element type) of the cast being evaluated
         self.atomic_access = False  # inside an atomic's read-modify-write
+        self.atomic_scope = ""  # and its scope, where narrower than the device ("block")
         self.loop_depth = 0  # loops around the statement running (an atomic in one may run many times)
 
 

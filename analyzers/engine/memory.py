@@ -131,7 +131,7 @@ class MemoryOps:
             self.ctx.threads.written.add(region.id)  # its loads may differ between threads (equal_loads)
         span, stack = N.in_user_code(span, self.stack_spans(st))
         ev = Access(region, loc.off, size, write, span, stack, guard, vec, T.strip_ref(loc.ty).align,
-                    within, self.atomic_access, value)
+                    within, self.atomic_access, value, self.atomic_scope if self.atomic_access else "")
         for check in self.ctx.checks:
             check.on_access(self.ctx, st, ev)
 

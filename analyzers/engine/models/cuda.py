@@ -2,6 +2,8 @@
 cub collectives."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import z3
 
 from ...kir import types as T
@@ -229,36 +231,48 @@ def stcg(interp, st, call, this, args):
 
 @model("atomicAdd", "atomicSub", "atomicExch", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor",
        "atomicInc", "atomicDec", "atomicCAS",
-       *(f"atomic{op}_{scope}" for op in ("Add", "Sub", "Exch", "Min", "Max", "And", "Or", "Xor", "CAS")
+       *(f"atomic{op}_{scope}" for op in ("Add", "Sub", "Exch", "Min", "Max", "And", "Or", "Xor", "Inc", "Dec", "CAS")
          for scope in ("block", "system")))
 def atomic(interp, st, call, this, args):
     """Read-modify-write through the pointer: both accesses are checked (as atomic: two atomics
-    never race). The old value of an ``atomicAdd`` of a constant to a counter whose initial
-    contents the binding states is counted (``_counted``); other old values are unknown."""
+    never race, unless one is block-scoped and the other thread is in another block). The old
+    value of an ``atomicAdd`` of a constant to a counter whose initial contents the binding states
+    is counted (``_counted``); other old values are unknown."""
     ptr = args[0]
     ty = T.strip_ref(call.ty)
     loc = interp.deref(ptr, ty, call.span)
-    interp.atomic_access = True
-    try:
+    with _atomic_access(interp, "block" if call.name.endswith("_block") else ""):
         old = interp.load(st, loc, call.span)
         interp.store(st, loc, fresh_value(ty, "atomic", interp.ctx.counter) or old, call.span)
-    finally:
-        interp.atomic_access = False
     counted = _counted(interp, st, call, loc, args, old)
     return counted if counted is not None else untracked_result(interp, call, "atomic", "atomic_old")
+
+
+@contextmanager
+def _atomic_access(interp, scope: str):
+    """The accesses made inside are an atomic's, of ``scope`` ("block", or "" for the device or
+    the system: atomic for every thread of the launch)."""
+    interp.atomic_access, interp.atomic_scope = True, scope
+    try:
+        yield
+    finally:
+        interp.atomic_access, interp.atomic_scope = False, ""
+
+
+def _scope_arg(args, i: int) -> str:
+    """The scope a libcu++ shim passes (cuda::thread_scope: 2 is the block)."""
+    v = args[i] if len(args) > i else None
+    return "block" if isinstance(v, IntV) and v.concrete() == 2 else ""
 
 
 @model("__kv_atomic_load")
 def atomic_load(interp, st, call, this, args):
     """An atomic load (``cuda::atomic_ref::load``, <cuda/atomic>): an atomic read through the
-    pointer (checked for bounds; never a race with another atomic). Its value is unknown: another
-    thread may have written the location since."""
+    pointer (checked for bounds; never a race with another atomic of a scope that covers both
+    threads). Its value is unknown: another thread may have written the location since."""
     ty = T.strip_ref(call.ty)
-    interp.atomic_access = True
-    try:
+    with _atomic_access(interp, _scope_arg(args, 1)):
         interp.load(st, interp.deref(args[0], ty, call.span), call.span)
-    finally:
-        interp.atomic_access = False
     return untracked_result(interp, call, "atomic", "atomic_load")
 
 
@@ -266,11 +280,8 @@ def atomic_load(interp, st, call, this, args):
 def atomic_store(interp, st, call, this, args):
     """An atomic store (``cuda::atomic_ref::store``): an atomic write of the value."""
     ty = T.strip_ref(call.param_types[1]) if len(call.param_types) > 1 else T.strip_ref(call.ty)
-    interp.atomic_access = True
-    try:
+    with _atomic_access(interp, _scope_arg(args, 2)):
         interp.store(st, interp.deref(args[0], ty, call.span), args[1], call.span)
-    finally:
-        interp.atomic_access = False
     return VOID
 
 

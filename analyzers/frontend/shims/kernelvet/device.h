@@ -76,16 +76,21 @@ template <class T> __device__ T atomicXor(T* address, T val);
 template <class T> __device__ T atomicInc(T* address, T val);
 template <class T> __device__ T atomicDec(T* address, T val);
 template <class T> __device__ T atomicCAS(T* address, T compare, T val);
+// The _block (atomic among the threads of one block) and _system variants of each, with the same
+// overloads as the device-scope one.
 #define __KV_ATOMIC_SCOPES(name)                                           \
   template <class T> __device__ T name##_block(T* address, T val);        \
   template <class T> __device__ T name##_system(T* address, T val);
 __KV_ATOMIC_SCOPES(atomicAdd) __KV_ATOMIC_SCOPES(atomicSub) __KV_ATOMIC_SCOPES(atomicExch)
 __KV_ATOMIC_SCOPES(atomicMin) __KV_ATOMIC_SCOPES(atomicMax) __KV_ATOMIC_SCOPES(atomicAnd)
-__KV_ATOMIC_SCOPES(atomicOr) __KV_ATOMIC_SCOPES(atomicXor)
+__KV_ATOMIC_SCOPES(atomicOr) __KV_ATOMIC_SCOPES(atomicXor) __KV_ATOMIC_SCOPES(atomicInc)
+__KV_ATOMIC_SCOPES(atomicDec)
 #undef __KV_ATOMIC_SCOPES
 template <class T> __device__ T atomicCAS_block(T* address, T compare, T val);
 template <class T> __device__ T atomicCAS_system(T* address, T compare, T val);
-#define __KV_ATOMIC(name, T) __device__ T name(T* address, T val);
+#define __KV_ATOMIC(name, T) \
+  __device__ T name(T* address, T val); __device__ T name##_block(T* address, T val); \
+  __device__ T name##_system(T* address, T val);
 #define __KV_ATOMIC_INTS(name) \
   __KV_ATOMIC(name, int) __KV_ATOMIC(name, unsigned int) __KV_ATOMIC(name, unsigned long long)
 __KV_ATOMIC_INTS(atomicAdd) __KV_ATOMIC(atomicAdd, float) __KV_ATOMIC(atomicAdd, double)
