@@ -376,6 +376,14 @@ class Context:
             if lo is None:
                 continue
             hi = better.eval(term, model_completion=True).as_long()
+            if lo < hi and not self.over_budget():
+                # Most often the size is already as small as it can be (the first one fixes it): one
+                # query says so, where the search would spend all its steps proving it.
+                trial = self._try_model(constraints + fixed + [z3.ULT(term, hi)])
+                if trial is None:
+                    lo = hi
+                else:
+                    better, hi = trial, trial.eval(term, model_completion=True).as_long()
             for _ in range(8):
                 if lo >= hi or self.over_budget():
                     break  # out of budget: the witness found so far stands
