@@ -49,6 +49,10 @@ def gib(n: int) -> str:
 
 
 STATIC_ONLY_IN_OBJECT = "the access stays inside the object, so compute-sanitizer sees a valid access"
+# Measured with bench/block_scope_atomics.py: an H200 performs global atomics of every scope at L2,
+# and 4,096 blocks adding into shared counters with atomicAdd_block lost no update in 20 runs.
+STATIC_ONLY_BLOCK_SCOPE = ("the GPUs measured (H200) perform global atomics of every scope atomically for the "
+                           "whole device, so no update is lost there; the CUDA memory model does not promise it")
 
 
 @dataclass

@@ -35,7 +35,7 @@ import z3
 from ..engine.solver import SolverUnknown
 from ..engine.context import _vars
 from ..engine.threads import PRIME, SecondThread, second_thread_witness, small_model, thread_text, warp_of
-from ..findings import Finding, Fix
+from ..findings import STATIC_ONLY_BLOCK_SCOPE, Finding, Fix
 from .base import Check, depends_on_summary, span_key
 
 SHARED = ("shared", "dynamic_shared")
@@ -390,7 +390,8 @@ def _finding(ctx, threads, a: Place, b: Place, rename, model, cond, cross: bool 
         if "block" in (fa.scope, sb.scope):
             msg = (f"data race on global memory `{region.name}`: threads of different blocks ({t_first} and "
                    f"{t_second}) access the same bytes {where}; a block-scope atomic is atomic only among the "
-                   "threads of its own block, so one block's update can be lost")
+                   f"threads of its own block, so one block's update can be lost (static-only: "
+                   f"{STATIC_ONLY_BLOCK_SCOPE})")
             fix = Fix(sb.span, None, "use a device-scope atomic (`atomicAdd` rather than `atomicAdd_block`, "
                       "`cuda::thread_scope_device`), or give each block its own elements")
         else:
