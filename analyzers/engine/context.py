@@ -413,7 +413,10 @@ class Context:
             if lo >= hi or self.over_budget():
                 break
             mid = (lo + hi) // 2
-            m = self._try_model(constraints + [z3.ULE(term, mid)], effort)
+            try:
+                m = self.solver.model(constraints + [z3.ULE(term, mid)], effort)
+            except SolverUnknown:
+                break  # the solver gives up below here: not a proof that nothing smaller fails
             if m is None:
                 lo = mid + 1
             else:
