@@ -40,10 +40,21 @@ def required_alignment(ev) -> int:
     return min(max(ev.align, 1), MAX_ACCESS_ALIGN)
 
 
+_ZERO_BITS: dict[int, dict] = {}  # cap -> term id -> zero bits, over the process (terms kept alive below)
+_ZERO_BITS_TERMS: list = []  # an id stays its term's while the term lives
+
+
 def known_zero_bits(term: z3.ExprRef, cap: int = 8, memo: dict | None = None) -> int:
     """How many low bits of ``term`` are zero whatever its variables are (at most ``cap``): a sound
-    under-estimate from the term's structure (sums, products, shifts, extensions, conditionals)."""
-    memo = {} if memo is None else memo
+    under-estimate from the term's structure (sums, products, shifts, extensions, conditionals).
+    Memoised per cap: a kernel's offsets share their index sub-terms."""
+    if memo is None:
+        if len(_ZERO_BITS_TERMS) > 200_000:
+            _ZERO_BITS.clear()
+            _ZERO_BITS_TERMS.clear()
+        memo = _ZERO_BITS.setdefault(cap, {})
+        if term.get_id() not in memo:
+            _ZERO_BITS_TERMS.append(term)
     key = term.get_id()
     if key in memo:
         return memo[key]

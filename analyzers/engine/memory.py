@@ -52,6 +52,16 @@ class ForkNeeded(PathEnd):
         self.cond = cond
 
 
+class TableFork(ForkNeeded):
+    """A pointer read from a table at an index that may pick entries no one value stands for (the
+    functions of a dispatch table): the statement runs once with the first entry the path may
+    pick and once without it, until one entry is left."""
+
+    def __init__(self, cond, span: N.Span | None = None):
+        super().__init__(cond, span)
+        self.reason = "a pointer read from a table whose entries no one value stands for"
+
+
 def int_size(v: int) -> IntV:
     return const_int(v, T.INT64)
 
@@ -205,10 +215,29 @@ class MemoryOps:
         slots = self._slots(region, off, ty)
         if slots is None:
             return self._fresh(ty, f"{region.name}[?]", span)
+        if isinstance(ty, T.PtrType):
+            return self._pointer_entry(st, content, region, off, ty, slots, span)
         value = self._fresh(ty, f"{region.name}[?]", span)
         for k in slots:
             v = self._read_at(content, k, ty, region, span)
             value = merge_values(off.bv == k, v, value) or value
+        return value
+
+    def _pointer_entry(self, st: State, content: dict, region: Region, off: IntV, ty: T.Type, slots: list,
+                       span: N.Span) -> Val:
+        """A pointer (a function's among them) read from a tracked table at an index the path does
+        not fix: one value where the entries the path may pick merge into one (pointers into one
+        object), else a fork per entry (``TableFork``). Entries are pruned in bit-vectors: the
+        integers do not see the index's equalities, and a fork must fix one entry more each time."""
+        live = [k for k in slots if self.ctx.solver.feasible(list(st.pc) + [off.bv == k])]
+        if not live:
+            return self._fresh(ty, f"{region.name}[?]", span)
+        values = [self._read_at(content, k, ty, region, span) for k in live]
+        value = values[-1]
+        for k, v in zip(reversed(live[:-1]), reversed(values[:-1])):
+            value = merge_values(off.bv == k, v, value)
+            if value is None:
+                raise TableFork(off.bv == live[0], span)
         return value
 
     def _store_tracked(self, st: State, region: Region, off: IntV, ty: T.Type, value: Val, span: N.Span) -> None:

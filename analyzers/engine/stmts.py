@@ -6,7 +6,7 @@ import z3
 
 from ..kir import nodes as N
 from ..kir import types as T
-from .memory import ForkNeeded, PathEnd, unsupported
+from .memory import ForkNeeded, PathEnd, TableFork, unsupported
 from . import ints
 from .state import State, decided, merge_all
 from .values import IntV, Loc, RefV, const_int
@@ -46,7 +46,8 @@ class StmtOps:
                 if self.ctx.feasible(start.pc, c):
                     self._decl_again = (s.var.id, region) if region is not None else None
                     try:
-                        out.extend(self.run_stmt(s, start.fork(c), refork=False))
+                        # A table's entries are forked one at a time, each fork fixing one more.
+                        out.extend(self.run_stmt(s, start.fork(c), refork=isinstance(fk, TableFork)))
                     finally:
                         self._decl_again = None
             return out
@@ -80,7 +81,9 @@ class StmtOps:
         memo = self.__dict__.setdefault("_picks", {})
         hit = memo.get(id(s))
         if hit is None:
-            hit = memo[id(s)] = any(isinstance(x, N.Cond) and _object_type(T.strip_ref(x.ty)) for x in _exprs(s))
+            hit = memo[id(s)] = any((isinstance(x, N.Cond) and _object_type(T.strip_ref(x.ty)))
+                                    or (isinstance(x, N.Call) and x.callee is not None and _table_entry(x.callee))
+                                    for x in _exprs(s))
         return hit
 
     def ex_decl(self, s: N.Decl, st: State) -> list[State]:
@@ -245,6 +248,13 @@ StmtOps._stmt = {
     N.Return: StmtOps.ex_return, N.Break: StmtOps.ex_break, N.Continue: StmtOps.ex_continue,
     N.UnsupportedStmt: StmtOps.ex_unsupported, N.Switch: StmtOps.ex_switch,
 }
+
+
+def _table_entry(callee: N.Expr) -> bool:
+    """A callee read from a table (``rules[mode](i, n)``): an entry the index picks."""
+    while isinstance(callee, N.Cast):
+        callee = callee.operand
+    return isinstance(callee, N.Index)
 
 
 def _exprs(node):

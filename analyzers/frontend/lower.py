@@ -345,7 +345,7 @@ class Lowerer:
             # caller's array is not copied): a `[4]` states nothing about the memory behind it.
             ty = T.PtrType(ty.elem)
         v = N.VarDecl(self._next_var, c.spelling, ty, storage, span=self.span(c),
-                      const=c.type.is_const_qualified(), align=attrs.declared_alignment(c))
+                      const=_const_object(c.type), align=attrs.declared_alignment(c))
         self._vars[ident] = v
         return v
 
@@ -801,6 +801,9 @@ class Lowerer:
         args_c = list(c.get_arguments())
         if (ref is None or ref.kind.is_invalid()) and children:
             ref = _template_argument_function(children[0])
+        if (ref is None or ref.kind.is_invalid()) and children and _is_function_pointer(children[0]):
+            # A call through a pointer an expression computes (an entry of a table of functions).
+            return self.pointer_call(children[0], args_c, ty, sp)
         if ref is None or ref.kind.is_invalid():
             return N.Unsupported("call to an unresolved function", ty, span=sp)
         if ref.kind == CK.CONSTRUCTOR:
@@ -958,6 +961,22 @@ class Lowerer:
         display = f"{name}<{', '.join(targs)}>" if targs else name
         launch = N.Launch(key, display, *dims, tuple(args), span=sp)
         return N.Binary(",", launch, N.IntLit(0, ty, span=sp), ty, span=sp)
+
+
+def _const_object(t: ci.Type) -> bool:
+    """Whether an object of type ``t`` is const: an array is when its elements are (``const
+    index_fn rules[2]``: the qualifier is on the element type)."""
+    t = t.get_canonical()
+    while t.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
+        if t.is_const_qualified():
+            return True
+        t = t.element_type.get_canonical()
+    return t.is_const_qualified()
+
+
+def _is_function_pointer(callee: ci.Cursor) -> bool:
+    t = callee.type.get_canonical()
+    return t.kind == ci.TypeKind.POINTER and t.get_pointee().get_canonical().kind == ci.TypeKind.FUNCTIONPROTO
 
 
 def _template_argument_function(callee: ci.Cursor) -> ci.Cursor | None:
