@@ -287,8 +287,9 @@ def atomic_store(interp, st, call, this, args):
 
 def _counted(interp, st, call, loc, args, initial):
     """``atomicAdd(&counter, V)`` returns what the counter held (``initial``, in the binding's
-    range) plus V for every thread that added before: ``initial + V*j``, j below the number of
-    threads that may run it. The bound needs one addition per thread (not in a loop) and the
+    range, or the start a kernel gives a shared counter before a barrier: engine/counters.py) plus
+    V for every thread that added before: ``initial + V*j``, j below the number of threads that
+    may run it (of the grid for a global counter, of the block for a shared one). The bound needs one addition per thread (not in a loop) and the
     exact range a global counter's binding states; the largest j is reached (a finding on it is a
     bug) only when every thread of the grid adds to the same counter (no branch on a thread's own
     values before it). Otherwise the value keeps its sound range but stays an atomic's unknown
@@ -298,13 +299,19 @@ def _counted(interp, st, call, loc, args, initial):
         return None
     ty, inc = T.strip_ref(call.ty), args[1]
     region = getattr(loc, "region", None)
-    if not isinstance(ty, T.IntType) or not isinstance(inc, IntV) or not isinstance(initial, IntV) \
-            or region is None or region.kind != "global" or region.values is None:
+    if not isinstance(ty, T.IntType) or not isinstance(inc, IntV) or not isinstance(initial, IntV) or region is None:
+        return None
+    # A global counter the binding starts counts every thread of the grid; a shared one the kernel
+    # starts before a barrier (counters.py), the threads of its block.
+    shared = _started_shared_counter(th, region)
+    if shared is not None:
+        initial = const_int(shared, ty)
+    elif region.kind != "global" or region.values is None:
         return None
     step = inc.concrete()
     if step is None or step < 0:
         return None
-    dims = [*th.grid.fields.values(), *th.block.fields.values()]
+    dims = [*([] if shared is not None else th.grid.fields.values()), *th.block.fields.values()]
     most = 1
     for d in dims:
         most *= max(d.hi, 1)
@@ -322,7 +329,7 @@ def _counted(interp, st, call, loc, args, initial):
         total = total * z3.ZeroExt(64 - d.ty.bits, d.bv)
     st.assume(lia.CURRENT.register(z3.And(j.bv >= 0, z3.ULT(j.bv, total)), ints.I(j) >= 0))
     reaches_all = not threads.varying(loc.off.bv, same_block=False) and not any(
-        t.get_id() in threads.decisions and threads.varying(t, same_block=False) for t in st.pc)
+        t.get_id() in threads.decisions and threads.varying(t, same_block=shared is not None) for t in st.pc)
     origin = "atomic-count" if reaches_all else "atomic"
     interp.ctx.symbol(what, j.bv, "load", True, (origin, what, reaches_all))
     threads.orders[str(j.bv)] = (region.id, loc.off.bv)
@@ -332,6 +339,17 @@ def _counted(interp, st, call, loc, args, initial):
     if initial.hi + step * (most - 1) > ty.max:
         return IntV(ty, value, ty.min, ty.max)
     return IntV(ty, value, initial.lo, initial.hi + step * (most - 1), iv=ints.I(initial) + step * ints.I(j))
+
+
+def _started_shared_counter(th, region) -> int | None:
+    """The start value of a ``__shared__`` counter the kernel starts before a barrier, if ``region``
+    is one (engine/counters.py)."""
+    if region.kind != "shared":
+        return None
+    for vid, start in th.counters.items():
+        if th.shared.get(vid) is region:
+            return start
+    return None
 
 
 @model("memcpy", "memset", "memmove", "std::memcpy", "std::memset", "__builtin_memcpy", "__builtin_memset",
