@@ -245,7 +245,9 @@ class RaceCheck(Check):
                       f"`{ea.region.name}` {why}", eb.span)
             return True
         # A small witness only for a finding that stands (minimising costs a few queries).
-        ctx.report(_finding(ctx, threads, a, b, rename, small_model(ctx, threads, constraints, model), cond, cross))
+        prefer = None if cross else [warp_of(threads) != warp_of(threads, rename)]
+        ctx.report(_finding(ctx, threads, a, b, rename, small_model(ctx, threads, constraints, model, prefer), cond,
+                            cross))
         return True
 
     def _query(self, ctx, threads, a: Place, b: Place, cross: bool = False):

@@ -658,12 +658,24 @@ def thread_text(threads: LaunchThreads, model, rename=None) -> str:
     return " ".join(parts)
 
 
-def small_model(ctx, threads: LaunchThreads, constraints: list, model):
+def small_model(ctx, threads: LaunchThreads, constraints: list, model, prefer: list | None = None):
     """A witness a maintainer can run: every size at its smallest and block 0 when the finding
-    holds there (a race in one block rarely needs a large input), else the smallest first size."""
+    holds there (a race in one block rarely needs a large input), else the smallest first size.
+    ``prefer``: conditions tried first with those (two threads in different warps, whose race a
+    sanitizer sees where one warp's accesses run in program order)."""
     dims = [(term, ctx.dim_lo[name]) for name, term in ctx.dim_order if name in ctx.dim_lo]
     blocks = [v.bv == 0 for v in threads.thread.bid.fields.values()]
-    for fixed in ([t == lo for t, lo in dims] + blocks, [t == lo for t, lo in dims]):
+    smallest = [t == lo for t, lo in dims] + blocks
+    if prefer and not ctx.over_budget():
+        better = ctx._try_model(constraints + smallest + prefer, WITNESS_EFFORT)
+        if better is None and not ctx.over_budget():
+            # Larger sizes may be what puts the two threads in different warps (more live rows).
+            better = ctx._try_model(constraints + blocks + prefer, WITNESS_EFFORT)
+            if better is not None and ctx.dim_order:
+                better = ctx._bisect(constraints + blocks + prefer, {}, better, steps=6, effort=WITNESS_EFFORT)
+        if better is not None:
+            return better
+    for fixed in (smallest, [t == lo for t, lo in dims]):
         if not fixed or ctx.over_budget():
             continue
         better = ctx._try_model(constraints + fixed, WITNESS_EFFORT)
