@@ -661,12 +661,14 @@ def thread_text(threads: LaunchThreads, model, rename=None) -> str:
 def small_model(ctx, threads: LaunchThreads, constraints: list, model, prefer: list | None = None):
     """A witness a maintainer can run: every size at its smallest and block 0 when the finding
     holds there (a race in one block rarely needs a large input), else the smallest first size.
-    ``prefer``: conditions tried first with those (two threads in different warps, whose race a
-    sanitizer sees where one warp's accesses run in program order)."""
+    ``prefer``: conditions the witness should meet (two threads in different warps, whose race a
+    sanitizer sees where one warp's accesses run in program order): kept while it shrinks when the
+    model meets them, else sought first, at the smallest sizes and then at any."""
     dims = [(term, ctx.dim_lo[name]) for name, term in ctx.dim_order if name in ctx.dim_lo]
     blocks = [v.bv == 0 for v in threads.thread.bid.fields.values()]
     smallest = [t == lo for t, lo in dims] + blocks
-    if prefer and not ctx.over_budget():
+    if prefer and not all(z3.is_true(model.eval(c, model_completion=True)) for c in prefer):
+        # The model at hand does not meet them (two lanes of one warp): sought first, once.
         better = ctx._try_model(constraints + smallest + prefer, WITNESS_EFFORT)
         if better is None and not ctx.over_budget():
             # Larger sizes may be what puts the two threads in different warps (more live rows).
@@ -675,6 +677,8 @@ def small_model(ctx, threads: LaunchThreads, constraints: list, model, prefer: l
                 better = ctx._bisect(constraints + blocks + prefer, {}, better, steps=6, effort=WITNESS_EFFORT)
         if better is not None:
             return better
+    elif prefer:
+        constraints = constraints + prefer  # kept while the witness shrinks
     for fixed in (smallest, [t == lo for t, lo in dims]):
         if not fixed or ctx.over_budget():
             continue
