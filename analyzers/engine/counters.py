@@ -23,6 +23,56 @@ from ..kir import types as T
 from .threads import is_block_barrier
 
 
+def atomic_add_sites(kernel: N.Function, functions) -> int:
+    """How many integer ``atomicAdd`` calls one pass through ``kernel`` may make, loops aside (a
+    call to a function counts that function's sites): a counted old value (models/cuda._counted)
+    needs the counter's to be the only one, as the engine cannot tell which counter each adds to.
+    Floating-point additions (sums, histograms of weights) never reach an integer counter."""
+    memo: dict[str, int] = {}
+
+    def sites(fn, seen: frozenset) -> int:
+        if fn.key not in memo:
+            memo[fn.key] = count(fn.body, seen) if fn.body is not None else 0
+        return memo[fn.key]
+
+    def count(node, seen: frozenset) -> int:
+        if isinstance(node, N.Cond) and _one_addition(node):
+            # `block ? atomicAdd_block(p, v) : atomicAdd(p, v)` (the libcu++ shim): one addition.
+            return 1 + sum(count(a, seen) for a in node.then.args)
+        n = 0
+        if isinstance(node, N.Call):
+            if _integer_add(node):
+                n = 1
+            elif node.func and node.func not in seen and node.func in functions:
+                n = sites(functions[node.func], seen | {node.func})
+        return n + sum(count(c, seen) for c in N.children(node))
+
+    return sites(kernel, frozenset({kernel.key}))
+
+
+def _integer_add(call) -> bool:
+    return isinstance(call, N.Call) and call.name.startswith("atomicAdd") and isinstance(T.strip_ref(call.ty), T.IntType)
+
+
+def _one_addition(cond: N.Cond) -> bool:
+    """Both sides add the same operand to the same address, at two scopes."""
+    a, b = _strip(cond.then), _strip(cond.els)
+    return _integer_add(a) and _integer_add(b) and len(a.args) == len(b.args) == 2 \
+        and all(_same_operand(x, y) for x, y in zip(a.args, b.args))
+
+
+def _same_operand(a, b) -> bool:
+    a, b = _strip(a), _strip(b)
+    if isinstance(a, N.Var) and isinstance(b, N.Var):
+        return a.decl.id == b.decl.id
+    if isinstance(a, N.Member) and isinstance(b, N.Member):
+        return a.field == b.field and a.arrow == b.arrow and _same_operand(a.base, b.base)
+    if isinstance(a, N.This) and isinstance(b, N.This):
+        return True
+    la, lb = N.int_literal(a, _strip), N.int_literal(b, _strip)
+    return la is not None and la == lb
+
+
 def started_counters(kernel: N.Function) -> dict[int, int]:
     """The ``__shared__`` integer counters of ``kernel`` whose start is known: variable id -> value."""
     body = kernel.body

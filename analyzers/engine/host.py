@@ -13,7 +13,7 @@ from ..kir import nodes as N
 from ..kir import types as T
 from . import ints, lia
 from .context import Symbol
-from .counters import started_counters
+from .counters import atomic_add_sites, started_counters
 from .events import LaunchEvent, Sink
 from .memory import UNCHECKED_SIZE, PathEnd
 from .models.std import is_string_class, string_holding
@@ -37,6 +37,7 @@ class Thread:
     dyn_smem: Region
     shared: dict = field(default_factory=dict)
     counters: dict = field(default_factory=dict)  # shared counters' start values (counters.py): var id -> value
+    add_sites: int = 1  # atomicAdd calls one pass through the kernel may make (counters.py)
 
 
 class HostOps:
@@ -424,7 +425,8 @@ class HostOps:
                     symbols.append(Symbol(f"{var}.{axis}", bv, "thread", False))
         dyn = self.new_region("dynamic_shared", f"dynamic shared memory of {e.name}", smem, e.span, align=16)
         thread = Thread(e.name, refined["grid"], refined["block"], StructV(UINT3, bid), StructV(UINT3, tid),
-                        symbols, dyn, counters=started_counters(kernel))
+                        symbols, dyn, counters=started_counters(kernel),
+                        add_sites=atomic_add_sites(kernel, self.program.functions))
         kst.thread = thread
         self.start_threads(kst, thread, values_terms([*args, refined["grid"], refined["block"], smem]))
         previous, previous_key = self.ctx.kernel, self.ctx.kernel_key

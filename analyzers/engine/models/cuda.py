@@ -289,13 +289,18 @@ def _counted(interp, st, call, loc, args, initial):
     """``atomicAdd(&counter, V)`` returns what the counter held (``initial``, in the binding's
     range, or the start a kernel gives a shared counter before a barrier: engine/counters.py) plus
     V for every thread that added before: ``initial + V*j``, j below the number of threads that
-    may run it (of the grid for a global counter, of the block for a shared one). The bound needs one addition per thread (not in a loop) and the
-    exact range a global counter's binding states; the largest j is reached (a finding on it is a
+    may run it (of the grid for a global counter, of the block for a shared one). The bound needs
+    one addition per thread (not in a loop; the kernel's only integer atomicAdd) and the exact
+    range a global counter's binding states; the largest j is reached (a finding on it is a
     bug) only when every thread of the grid adds to the same counter (no branch on a thread's own
     values before it). Otherwise the value keeps its sound range but stays an atomic's unknown
     old value."""
     threads, th = interp.ctx.threads, st.thread
     if not call.name.startswith("atomicAdd") or len(args) < 2 or threads is None or th is None:
+        return None
+    if th.add_sites > 1:
+        # Another integer atomicAdd of the kernel may add to the same counter (by any amount, at
+        # any turn): what this one returns is not counted.
         return None
     ty, inc = T.strip_ref(call.ty), args[1]
     region = getattr(loc, "region", None)
