@@ -86,6 +86,9 @@ class Context:
         self.assumptions: list[str] = []
         self.symbols: dict[str, Symbol] = {}  # z3 name -> Symbol
         self.lazy_dtypes: dict = {}  # z3 name of a zero-config dtype symbol -> (code, element size)
+        # Ids of the regions an earlier kernel launch of the op wrote (on any path): their binding's
+        # `values` describe them at the op's entry, not any more.
+        self.launch_written: set = set()
         self.string_choices: dict = {}  # a host string compared with literals -> its choice (an IntV)
         self.string_codes: dict = {}  # a string literal -> its code among the choices
         self.user_terms: list[z3.ExprRef] = []

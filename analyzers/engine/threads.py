@@ -376,6 +376,7 @@ class ThreadOps:
         threads, self.ctx.threads = self.ctx.threads, None
         if threads is None:
             return
+        self.ctx.launch_written |= threads.written
         for check in self.ctx.checks:
             check.on_kernel_end(self.ctx, threads)
 

@@ -311,7 +311,8 @@ def _counted(interp, st, call, loc, args, initial):
     shared = _started_shared_counter(th, region)
     if shared is not None:
         initial = const_int(shared, ty)
-    elif region.kind != "global" or region.values is None:
+    elif region.kind != "global" or region.values is None or region.id in interp.ctx.launch_written:
+        # (A counter an earlier launch added to no longer holds what the binding states.)
         return None
     step = inc.concrete()
     if step is None or step < 0:
