@@ -355,13 +355,16 @@ class MemoryOps:
             return v
         if off is not None and region.elem_size and v.ty.size == region.elem_size:
             self.ctx.load_offsets[str(v.bv)] = (off.bv, region.elem_size)
-        # Memory the op allocated holds what an earlier kernel of it wrote, which is not carried
-        # from one launch to the next.
-        kind = "scratch" if region.kind == "global" and region.note == "allocated" else \
+        # Memory the op allocated, or that an earlier launch of it wrote, holds what that kernel
+        # wrote, which is not carried from one launch to the next; a binding's values state a
+        # tensor at the op's entry only.
+        written = region.id in self.ctx.launch_written
+        kind = "scratch" if region.kind == "global" and (region.note == "allocated" or written) else \
             "symbol" if region.note == "symbol" else "unstated" if region.unstated else region.kind
+        stated = region.values is not None and not written
         self.ctx.symbol(f"{region.name}[...] loaded at {span.file}:{span.line}", v.bv, "load", v.ty.signed,
-                        (kind, region.name, region.values is not None))
-        if region.values is None:
+                        (kind, region.name, stated))
+        if not stated:
             return v
         lo, hi = region.values
         x = widen(v.bv, v.ty.signed, 64)
