@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..kir import nodes as N
 from ..kir import types as T
-from .threads import is_block_barrier
+from .threads import _returns, is_block_barrier
 
 
 def atomic_add_sites(kernel: N.Function, functions) -> int:
@@ -102,7 +102,7 @@ def _start(stmts: tuple, vid: int) -> int | None:
     if len(stores) != 1 or len(adds) != 1 or stores[0][1] is None:
         return None
     at, value = stores[0]
-    if not _stores_once(stmts[at], vid):
+    if not _stores_once(stmts[at]):
         return None
     barrier = next((j for j in range(at + 1, len(stmts)) if _is_barrier_stmt(stmts[j])), None)
     if barrier is None or adds[0] <= barrier:
@@ -152,7 +152,7 @@ def _is_counting_add(call: N.Call, vid: int) -> bool:
     return step is not None and step >= 0
 
 
-def _stores_once(stmt, vid: int) -> bool:
+def _stores_once(stmt) -> bool:
     """The store is the statement itself, or the whole of an ``if`` that some thread of every block
     takes (``threadIdx.x == 0``), with no ``else``."""
     if isinstance(stmt, N.ExprStmt):
@@ -185,16 +185,6 @@ def _is_barrier_stmt(stmt) -> bool:
         return False
     call = _strip(stmt.expr)
     return isinstance(call, N.Call) and is_block_barrier(call.name)
-
-
-def _returns(stmt) -> bool:
-    stack = [stmt]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, N.Return):
-            return True
-        stack.extend(N.children(node))
-    return False
 
 
 def _strip(e):

@@ -37,7 +37,6 @@ class Thread:
     dyn_smem: Region
     shared: dict = field(default_factory=dict)
     counters: dict = field(default_factory=dict)  # shared counters' start values (counters.py): var id -> value
-    add_sites: int = 1  # atomicAdd calls one pass through the kernel may make (counters.py)
 
 
 class HostOps:
@@ -425,8 +424,7 @@ class HostOps:
                     symbols.append(Symbol(f"{var}.{axis}", bv, "thread", False))
         dyn = self.new_region("dynamic_shared", f"dynamic shared memory of {e.name}", smem, e.span, align=16)
         thread = Thread(e.name, refined["grid"], refined["block"], StructV(UINT3, bid), StructV(UINT3, tid),
-                        symbols, dyn, counters=started_counters(kernel),
-                        add_sites=atomic_add_sites(kernel, self.program.functions))
+                        symbols, dyn, counters=started_counters(kernel))
         kst.thread = thread
         self.start_threads(kst, thread, values_terms([*args, refined["grid"], refined["block"], smem]))
         previous, previous_key = self.ctx.kernel, self.ctx.kernel_key
@@ -485,6 +483,14 @@ class HostOps:
         if isinstance(v.ty, T.RefType):
             return self.local_region(T.PtrType(T.VOID), v.name, v.span)
         return self.local_region(v.ty, v.name, v.span, align=v.align)
+
+    def kernel_add_sites(self) -> int:
+        """The integer atomicAdd calls one pass through the running kernel may make (counters.py),
+        counted once per kernel when a counted atomic first asks."""
+        key = ("add_sites", self.ctx.kernel_key)
+        if key not in self._statics:
+            self._statics[key] = atomic_add_sites(self.program.functions[self.ctx.kernel_key], self.program.functions)
+        return self._statics[key]
 
     def static_region(self, v: N.VarDecl) -> Region | None:
         if v.storage not in ("static", "constant", "global"):

@@ -298,7 +298,7 @@ def _counted(interp, st, call, loc, args, initial):
     threads, th = interp.ctx.threads, st.thread
     if not call.name.startswith("atomicAdd") or len(args) < 2 or threads is None or th is None:
         return None
-    if th.add_sites > 1:
+    if interp.kernel_add_sites() > 1:
         # Another integer atomicAdd of the kernel may add to the same counter (by any amount, at
         # any turn): what this one returns is not counted.
         return None
