@@ -13,6 +13,14 @@ import z3
 from . import work
 
 
+# Products and quotients of two symbolic terms: what makes a bit-vector query slow (z3 blasts each
+# into a multiplier circuit). Path conditions of grid-stride loops carry several such terms.
+_NONLINEAR = {z3.Z3_OP_BMUL, z3.Z3_OP_BUDIV, z3.Z3_OP_BSDIV, z3.Z3_OP_BUREM, z3.Z3_OP_BSREM, z3.Z3_OP_BSMOD,
+              z3.Z3_OP_BUDIV_I, z3.Z3_OP_BSDIV_I, z3.Z3_OP_BUREM_I, z3.Z3_OP_BSREM_I, z3.Z3_OP_BSMOD_I}
+# The relaxed query's share of the work limit: it either answers at once or is not worth waiting for.
+RELAXED_SHARE = 0.1
+
+
 class SolverUnknown(Exception):
     """z3 answered unknown (timeout or incompleteness) for a query that decides a verdict."""
 
@@ -42,6 +50,48 @@ class Solver:
     def __post_init__(self):
         self._cache: dict[int, bool] = {}
         self._last_unknown = "unknown"
+        self._shape: dict[int, tuple[bool, bool, object]] = {}  # term id -> (has a variable, nonlinear, term)
+
+    def _nonlinear(self, e) -> bool:
+        """Whether ``e`` multiplies or divides two terms that both hold a variable (memoised per
+        term; the term is kept so that its id is not reused while it is remembered)."""
+        todo = [e]
+        while todo:
+            t = todo[-1]
+            k = t.get_id()
+            if k in self._shape:
+                todo.pop()
+                continue
+            if t.num_args() == 0:
+                todo.pop()
+                self._shape[k] = (z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED, False, t)
+                continue
+            kids = t.children()
+            missing = [c for c in kids if c.get_id() not in self._shape]
+            if missing:
+                todo.extend(missing)
+                continue
+            todo.pop()
+            shapes = [self._shape[c.get_id()] for c in kids]
+            var = any(sh[0] for sh in shapes)
+            nonlinear = any(sh[1] for sh in shapes) or (
+                t.decl().kind() in _NONLINEAR and sum(1 for sh in shapes if sh[0]) >= 2)
+            self._shape[k] = (var, nonlinear, t)
+        return self._shape[e.get_id()][1]
+
+    def _relaxed_unsat(self, constraints: list) -> bool:
+        """Whether the constraints are unsatisfiable already without the nonlinear ones among them
+        (the question, last, is always kept). Dropping constraints can only add models, so an
+        unsat answer here is a proof; anything else decides nothing and the full query runs. A
+        question about lanes or slots rarely needs the products a grid-stride loop's bounds carry,
+        and those products are what made such a query take seconds or run out of work."""
+        if len(constraints) < 2:
+            return False
+        kept = [c for c in constraints[:-1] if not self._nonlinear(c)]
+        if len(kept) == len(constraints) - 1:
+            return False  # nothing to drop: the relaxed query is the query
+        r, _ = self._check(kept + [constraints[-1]], attempts=1, rlimit=max(1, int(self.rlimit * RELAXED_SHARE)))
+        return r == z3.unsat
 
     def _new(self, seed: int = 0, rlimit: int | None = None):
         # A fresh solver per query: after push/pop z3 leaves its bit-blasting pipeline for the
@@ -105,6 +155,8 @@ class Solver:
         witness, where a hard query is given up rather than paid for twice."""
         simplified = [c for c in constraints if not z3.is_true(c)]
         if any(z3.is_false(c) for c in simplified):
+            return None
+        if self._relaxed_unsat(simplified):
             return None
         if effort < 1.0:
             r, model = self._check(simplified, attempts=1, rlimit=max(1, int(self.rlimit * effort)))
