@@ -18,7 +18,7 @@ from . import work
 _NONLINEAR = {z3.Z3_OP_BMUL, z3.Z3_OP_BUDIV, z3.Z3_OP_BSDIV, z3.Z3_OP_BUREM, z3.Z3_OP_BSREM, z3.Z3_OP_BSMOD,
               z3.Z3_OP_BUDIV_I, z3.Z3_OP_BSDIV_I, z3.Z3_OP_BUREM_I, z3.Z3_OP_BSREM_I, z3.Z3_OP_BSMOD_I}
 # The relaxed query's share of the work limit: it either answers at once or is not worth waiting for.
-RELAXED_SHARE = 0.1
+RELAXED_SHARE = 0.01
 
 
 class SolverUnknown(Exception):
@@ -79,19 +79,25 @@ class Solver:
             self._shape[k] = (var, nonlinear, t)
         return self._shape[e.get_id()][1]
 
-    def _relaxed_unsat(self, constraints: list) -> bool:
-        """Whether the constraints are unsatisfiable already without the nonlinear ones among them
-        (the question, last, is always kept). Dropping constraints can only add models, so an
-        unsat answer here is a proof; anything else decides nothing and the full query runs. A
-        question about lanes or slots rarely needs the products a grid-stride loop's bounds carry,
-        and those products are what made such a query take seconds or run out of work."""
+    def _relaxed(self, constraints: list):
+        """The constraints asked without the nonlinear ones among them (the question, last, is always
+        kept): ``False`` when that is unsatisfiable (dropping constraints only adds models, so this
+        is a proof), a model when the relaxed model happens to satisfy the dropped ones too (a model
+        of the whole), else None and the full query decides. A question about lanes or slots
+        rarely needs the products a grid-stride loop's bounds carry, and those products are what
+        made such a query take seconds or run out of work."""
         if len(constraints) < 2:
+            return None
+        dropped = [c for c in constraints[:-1] if self._nonlinear(c)]
+        if not dropped:
+            return None  # the relaxed query is the query
+        kept = [c for c in constraints[:-1] if not self._nonlinear(c)] + [constraints[-1]]
+        r, model = self._check(kept, attempts=1, rlimit=max(1, int(self.rlimit * RELAXED_SHARE)))
+        if r == z3.unsat:
             return False
-        kept = [c for c in constraints[:-1] if not self._nonlinear(c)]
-        if len(kept) == len(constraints) - 1:
-            return False  # nothing to drop: the relaxed query is the query
-        r, _ = self._check(kept + [constraints[-1]], attempts=1, rlimit=max(1, int(self.rlimit * RELAXED_SHARE)))
-        return r == z3.unsat
+        if model is not None and all(z3.is_true(model.eval(c, model_completion=True)) for c in dropped):
+            return model
+        return None
 
     def _new(self, seed: int = 0, rlimit: int | None = None):
         # A fresh solver per query: after push/pop z3 leaves its bit-blasting pipeline for the
@@ -156,8 +162,11 @@ class Solver:
         simplified = [c for c in constraints if not z3.is_true(c)]
         if any(z3.is_false(c) for c in simplified):
             return None
-        if self._relaxed_unsat(simplified):
+        relaxed = self._relaxed(simplified)
+        if relaxed is False:
             return None
+        if relaxed is not None:
+            return relaxed
         if effort < 1.0:
             r, model = self._check(simplified, attempts=1, rlimit=max(1, int(self.rlimit * effort)))
         else:
