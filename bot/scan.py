@@ -474,6 +474,9 @@ def verify_one(ws: Workspace, p: Planned, options: Options, cache: ResultCache |
         else:
             result = ws.verify(op, p.instance, options, p.label, p.models)
     except Exception as exc:  # a defect of kernelvet: say so, keep going
+        if os.environ.get("KERNELVET_DEBUG"):
+            import traceback
+            traceback.print_exc()
         return _failed(p, "internal-error", f"kernelvet failed on this instance ({type(exc).__name__}: {exc})"), False
     if key is not None:
         cache.put(key, result, ws.root)
