@@ -1,0 +1,61 @@
+"""The solver's relaxed first query: a question asked without the path's products of two symbolic
+terms. Unsat there decides; a relaxed model is an answer only when it satisfies what was dropped.
+Work is compared in z3's resource units, which are the same on every machine."""
+import z3
+
+from analyzers.engine import work
+from analyzers.engine.solver import Solver
+
+
+def _grid_stride_exit():
+    """A grid-stride loop's exit facts as the engine builds them (the grid capped at 8 blocks per
+    SM, `v = start + k * stride` in 128 bits, `v >= numel * 128`), the question whether the lane
+    a `__shfl_xor_sync(v, 4)` reads lies past a 256-thread block."""
+    n, sms, v = z3.BitVec("numel", 64), z3.BitVec("sms", 64), z3.BitVec("v", 64)
+    k = z3.BitVec("k", 40)
+    tid, bid = z3.BitVec("tid", 32), z3.BitVec("bid", 32)
+    wanted = z3.UDiv(n * 128 + 255, 256)
+    blocks = z3.If(wanted < sms * 8, wanted, sms * 8)
+    stride = z3.SignExt(64, blocks) * 256
+    start = z3.SignExt(64, z3.ZeroExt(32, bid) * 256 + z3.ZeroExt(32, tid))
+    path = [z3.ULT(tid, 256), z3.ULE(n, 1 << 31), n > 0, z3.ULE(sms, 1 << 10), sms > 0,
+            z3.ULT(z3.ZeroExt(32, bid), blocks),
+            z3.SignExt(64, v) == start + z3.ZeroExt(88, k) * stride,
+            z3.Not(v < n * 128),
+            z3.Or(k == 0, z3.Extract(63, 0, start + (z3.ZeroExt(88, k) - 1) * stride) < n * 128)]
+    lane = z3.URem(tid, 32)
+    source = lane ^ 4
+    return path, z3.And(source != lane, z3.UGE(tid - lane + source, 256))
+
+
+def _units(solver, constraints):
+    before = work.z3_units()
+    answer = solver.model(constraints)
+    return answer, work.z3_units() - before
+
+
+def test_a_lane_question_is_proved_without_the_loop_products_it_does_not_need():
+    path, question = _grid_stride_exit()
+    answer, relaxed_units = _units(Solver(rlimit=3_000_000), path + [question])
+    assert answer is None
+    full = Solver(rlimit=3_000_000)
+    full._relaxed = lambda constraints: None  # the same query, asked whole
+    answer, full_units = _units(full, path + [question])
+    assert answer is None
+    assert relaxed_units * 20 < full_units
+
+
+def test_a_question_that_needs_a_dropped_product_is_still_decided_by_it():
+    n, k = z3.BitVecs("n k", 32)
+    facts = [z3.ULT(n, 1000), z3.ULT(k, 1000), k * n == 12]  # only the product rules k = 0 out
+    s = Solver()
+    assert s.model(facts + [k == 0]) is None
+    assert s.model(facts + [k == 3]) is not None
+
+
+def test_a_relaxed_model_that_breaks_a_dropped_product_is_not_the_answer():
+    n, k = z3.BitVecs("n k", 32)
+    facts = [z3.ULT(n, 1000), z3.ULT(k, 1000), k * n == 12]
+    m = Solver().model(facts + [k > 1])
+    assert m is not None
+    assert z3.is_true(m.eval(k * n == 12, model_completion=True))
