@@ -162,7 +162,10 @@ class Solver:
         simplified = [c for c in constraints if not z3.is_true(c)]
         if any(z3.is_false(c) for c in simplified):
             return None
-        relaxed = self._relaxed(simplified)
+        # Deciding queries only: a witness search (effort below 1) asks near-copies of a query
+        # already answered, where the relaxed search mostly finds a model the dropped constraints
+        # reject (on the example: 12% more solver work with it, 6% less without).
+        relaxed = self._relaxed(simplified) if effort >= 1.0 else None
         if relaxed is False:
             return None
         if relaxed is not None:
