@@ -88,10 +88,12 @@ class Solver:
         made such a query take seconds or run out of work."""
         if len(constraints) < 2:
             return None
-        dropped = [c for c in constraints[:-1] if self._nonlinear(c)]
+        kept, dropped = [], []
+        for c in constraints[:-1]:
+            (dropped if self._nonlinear(c) else kept).append(c)
         if not dropped:
             return None  # the relaxed query is the query
-        kept = [c for c in constraints[:-1] if not self._nonlinear(c)] + [constraints[-1]]
+        kept.append(constraints[-1])
         r, model = self._check(kept, attempts=1, rlimit=max(1, int(self.rlimit * RELAXED_SHARE)))
         if r == z3.unsat:
             return False

@@ -453,13 +453,13 @@ def intarray_ctor(interp, st, call, this, args):
             return IntArrayV((ints.convert(v, T.INT64, call.span),))
     if len(args) == 1 and isinstance(args[0], IntV):
         return IntArrayV((ints.convert(args[0], T.INT64, call.span),))
-    if len(args) == 2 and isinstance(args[0], PtrV) and isinstance(args[1], IntV) \
-            and 0 <= (args[1].concrete() if args[1].concrete() is not None else -1) <= MAX_ARRAYREF_READ:
+    length = args[1].concrete() if len(args) == 2 and isinstance(args[1], IntV) else None
+    if length is not None and isinstance(args[0], PtrV) and 0 <= length <= MAX_ARRAYREF_READ:
         # ArrayRef(data, length): the elements the pointer holds (a local array of dims).
         elem = T.strip_ref(args[0].pointee)
         elem = elem if isinstance(elem, T.IntType) else T.INT64
         items = []
-        for i in range(args[1].concrete()):
+        for i in range(length):
             v = interp.load(st, interp.deref(interp.ptr_add(args[0], const_int(i, T.INT64), call.span), elem,
                                              call.span), call.span)
             if not isinstance(v, IntV):
