@@ -10,6 +10,7 @@ from ..kir import nodes as N
 from ..limits import WITNESS_MEMORY_GIB
 from . import lia, replay
 from .solver import Solver, SolverUnknown
+from .terms import constants
 from .work import Meter
 from .values import Counter
 
@@ -500,16 +501,4 @@ def _value(model: z3.ModelRef, sym: Symbol):
 
 
 def _vars(e: z3.ExprRef) -> list:
-    seen: set[int] = set()
-    out = []
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if x.get_id() in seen:
-            continue
-        seen.add(x.get_id())
-        if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out.append(x)
-        else:
-            stack.extend(x.children())
-    return out
+    return constants(e)

@@ -17,6 +17,7 @@ import time
 import z3
 
 from . import work
+from .terms import constants
 
 
 class Lia:
@@ -515,24 +516,8 @@ class Lia:
         hit = self._vars_of.get(k)
         if hit is not None:
             return hit
-        out: dict[str, None] = {}
-        stack, seen = [t], set()
-        while stack:
-            x = stack.pop()
-            i = x.get_id()
-            if i in seen:
-                continue
-            seen.add(i)
-            cached = self._vars_of.get(i)
-            if cached is not None and x is not t:
-                out.update(dict.fromkeys(cached))
-                continue
-            if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-                out[x.decl().name()] = None
-            else:
-                stack.extend(reversed(x.children()))
+        res = tuple(dict.fromkeys(v.decl().name() for v in constants(t, left_to_right=True)))
         self._keep.append(t)
-        res = tuple(out)
         self._vars_of[k] = res
         return res
 
