@@ -150,3 +150,14 @@ def test_a_warp_mask_finding_says_which_way_the_lane_went(tmp_path):
     assert HANG_WORDS not in read.message
     # The lane read is the shuffle's source: 16 lanes down from the first thread.
     assert read.witness["threadIdx.x (second thread)"] == read.witness["threadIdx.x"] + 16
+
+
+def test_a_race_left_to_values_still_says_it_needs_two_equal_slots(tmp_path):
+    """Whether two blocks store different bytes rests on a float conversion the engine does not
+    compute; the message still names the index tensor whose repeated values the race needs."""
+    report, _ = _findings("slot_scatter_fp8_repeated_slots.cu", tmp_path)
+    [ir] = report.instances
+    [inc] = ir.result.inconclusive
+    assert inc.reason == "needs-values" and "floating-point value" in inc.detail
+    assert "two elements of `slot_mapping` to hold the same value" in inc.detail
+    assert "`distinct: true`" in inc.detail

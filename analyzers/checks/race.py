@@ -242,7 +242,7 @@ class RaceCheck(Check):
         why = ctx.value_dependence(ctx.loads_in(cond))
         if why is not None:
             ctx.stuck("needs-values", f"a possible race between `{ea.span.text}` and `{eb.span.text}` on "
-                      f"`{ea.region.name}` {why}", eb.span)
+                      f"`{ea.region.name}` {why}{_needs_repeats(ctx, rename, cond, model)}", eb.span)
             return True
         # A small witness only for a finding that stands (minimising costs a few queries).
         prefer = None if cross else [warp_of(threads) != warp_of(threads, rename)]
@@ -308,6 +308,17 @@ def _atomic_for_both(a, b, cross: bool) -> bool:
     """Whether two accesses are atomic with respect to each other: both atomics, and for threads
     of different blocks, neither of block scope."""
     return a.atomic and b.atomic and not (cross and "block" in (a.scope, b.scope))
+
+
+def _needs_repeats(ctx, rename, cond, model) -> str:
+    """What the race found in ``model`` rests on when it needs two elements of an index tensor to
+    hold the same value (two tokens of one cache slot): said, with the binding that rules it out."""
+    repeats = sorted({_load_tensor(ctx, t) for t in rename.distinct_loads([cond])
+                      if z3.is_false(model.eval(t, model_completion=True))} - {None})
+    if not repeats:
+        return ""
+    return (f". It needs two elements of {', '.join(f'`{n}`' for n in repeats)} to hold the same value: if they "
+            "never do, state `distinct: true` in the binding")
 
 
 def _load_tensor(ctx, fact) -> str | None:
@@ -413,11 +424,7 @@ def _finding(ctx, threads, a: Place, b: Place, rename, model, cond, cross: bool 
                f"one block, in the same barrier interval")
         fix = Fix(sb.span, None, f"a `__syncthreads()` between line {fa.span.line} and line {sb.span.line} that "
                   "every thread of the block reaches (or `__syncwarp()` when both threads are always in one warp)")
-    repeats = sorted({_load_tensor(ctx, t) for t in rename.distinct_loads([cond])
-                      if z3.is_false(model.eval(t, model_completion=True))} - {None})
-    if repeats:
-        msg += (f". It needs two elements of {', '.join(f'`{n}`' for n in repeats)} to hold the same value: if they "
-                "never do, state `distinct: true` in the binding")
+    msg += _needs_repeats(ctx, rename, cond, model)
     if region.kind == "global":
         msg += (". compute-sanitizer's racecheck watches shared memory only: a race on global memory shows as "
                 "results that change from run to run")
