@@ -8,8 +8,6 @@ import re
 import sys
 from dataclasses import dataclass
 
-from github import Auth, Github, GithubRetry
-
 from ..jsonfile import read_json
 
 
@@ -76,15 +74,19 @@ def workflow_run_event(path: str | None = None) -> WorkflowRunEvent:
         raise EventError(f"the workflow_run event lacks {exc}") from None
 
 
-class _Retry(GithubRetry):
+def _retry(**kw):
     """GitHub's retry (rate limits: Retry-After, X-RateLimit-Reset, secondary limits; 5xx with
     backoff), except that a POST is not repeated after a 5xx: GitHub may have stored it. The review
     POST checks for itself (review._create_review)."""
+    from github import GithubRetry
 
-    def is_retry(self, method, status_code, has_retry_after=False):
-        if method == "POST" and status_code >= 500:
-            return False
-        return super().is_retry(method, status_code, has_retry_after)
+    class _Retry(GithubRetry):
+        def is_retry(self, method, status_code, has_retry_after=False):
+            if method == "POST" and status_code >= 500:
+                return False
+            return super().is_retry(method, status_code, has_retry_after)
+
+    return _Retry(**kw)
 
 
 def token() -> str | None:
@@ -95,11 +97,15 @@ def token() -> str | None:
     return None
 
 
-def client(tok: str) -> Github:
+def client(tok: str):
+    """A PyGithub client (imported here: a scan never talks to GitHub, and PyGithub's import is a
+    fifth of a scan command's start-up)."""
+    from github import Auth, Github
+
     api = os.environ.get("GITHUB_API_URL", "https://api.github.com").rstrip("/")
     # connect=1: an API that refuses connections fails over in about a second (one retry at once),
     # not after six backed-off attempts; rate limits and 5xx keep GitHub's retry rules.
-    retry = _Retry(total=6, connect=1, backoff_factor=1.0, secondary_rate_wait=60)
+    retry = _retry(total=6, connect=1, backoff_factor=1.0, secondary_rate_wait=60)
     # Writes one second apart (GitHub's advice against secondary rate limits); reads unthrottled.
     return Github(auth=Auth.Token(tok), base_url=api, retry=retry, per_page=100, timeout=30, lazy=True,
                   seconds_between_requests=None, seconds_between_writes=1.0)
