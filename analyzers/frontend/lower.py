@@ -49,6 +49,16 @@ def _has_unsupported(e: N.Node) -> bool:
     return any(_has_unsupported(x) for x in N.children(e))
 
 
+def _in_namespace(c: ci.Cursor | None, names: tuple[str, ...]) -> bool:
+    """Whether a declaration's innermost enclosing namespace is one of ``names`` (top level)."""
+    parent = c.semantic_parent if c is not None else None
+    while parent is not None and parent.kind != CK.NAMESPACE:
+        if parent.kind == CK.TRANSLATION_UNIT:
+            return False
+        parent = parent.semantic_parent
+    return parent is not None and parent.spelling in names and parent.semantic_parent.kind == CK.TRANSLATION_UNIT
+
+
 def _unwrap(c: ci.Cursor) -> ci.Cursor:
     while c.kind == CK.UNEXPOSED_EXPR:
         ch = list(c.get_children())
@@ -412,7 +422,7 @@ class Lowerer:
         if k in (CK.CASE_STMT, CK.DEFAULT_STMT):
             return [N.UnsupportedStmt("case label outside a switch body", span=sp)]
         if k == CK.CXX_FOR_RANGE_STMT:
-            return [N.UnsupportedStmt("range-based for", span=sp)]
+            return [self.range_for(c)]
         if _is_expr(c):
             return [N.ExprStmt(self.expr(c), span=sp)]
         return [N.UnsupportedStmt(k.name.lower().replace("_", " "), span=sp)]
@@ -514,6 +524,62 @@ class Lowerer:
             self.cond(cond) if cond is not None else None,
             self.expr(inc) if inc is not None else None,
             self.stmt(body), span=sp)
+
+    def range_for(self, c: ci.Cursor) -> N.Stmt:
+        """``for (x : range)`` as the counted loop it stands for, where the range is one kernelvet
+        can count: a C array of known length (``x`` a copy of, or a reference to, each element)
+        or ``c10::irange([begin,] end)`` (``x`` each integer from ``begin``, default 0, below
+        ``end``; empty when ``end <= begin``, as c10 defines it). ``end`` is evaluated once, as the
+        range is. Other ranges (containers, iterators) are unsupported, with what they are."""
+        sp = self.span(c)
+        ch = list(c.get_children())
+        if len(ch) != 3 or ch[0].kind != CK.VAR_DECL:
+            return N.UnsupportedStmt("range-based for", span=sp)
+        var_c, range_c, body_c = ch
+        rng = _unwrap(range_c)
+        loop_var = self.var(var_c)
+        rty = T.strip_ref(self.types(range_c.type))
+        if isinstance(rty, T.ArrayType) and rty.count is not None:
+            if rng.kind not in (CK.DECL_REF_EXPR, CK.MEMBER_REF_EXPR):
+                return N.UnsupportedStmt("range-based for over an array expression that is not a variable or "
+                                         "member", span=sp)
+            counter = self._hidden_var(f"{var_c.spelling}_index", T.INT64, sp)  # named for witnesses
+            element = N.Index(self.expr(range_c), N.Var(counter, T.INT64, span=sp), rty.elem, span=sp)
+            first = N.Decl(loop_var, element, span=self.span(var_c))
+            return self._counted(counter, N.IntLit(0, T.INT64, span=sp), N.IntLit(rty.count, T.INT64, span=sp),
+                                 first, body_c, sp)
+        if rng.kind == CK.CALL_EXPR and rng.spelling == "irange" and _in_namespace(rng.referenced, ("c10", "at")):
+            args = list(rng.get_arguments())
+            inits = [k for k in var_c.get_children() if _is_expr(k)]
+            if len(args) not in (1, 2) or not inits:
+                return N.UnsupportedStmt("c10::irange with a step", span=sp)
+            ety = self.types(inits[0].type)  # the range's integers: operator*'s type (end's)
+            if not isinstance(ety, T.IntType):
+                return N.UnsupportedStmt("c10::irange over a non-integer type", span=sp)
+            counter = self._hidden_var(var_c.spelling, ety, sp)  # the value the witness shows
+            begin = N.Cast("implicit", self.expr(args[0]), ety, span=sp) if len(args) == 2 else N.IntLit(0, ety, span=sp)
+            first = N.Decl(loop_var, N.Var(counter, ety, span=sp), span=self.span(var_c))
+            return self._counted(counter, begin, N.Cast("implicit", self.expr(args[-1]), ety, span=sp), first, body_c,
+                                 sp)
+        what = rty.name if getattr(rty, "name", None) else range_c.type.spelling
+        return N.UnsupportedStmt(f"range-based for over `{what}` (arrays of known length and c10::irange are "
+                                 "supported)", span=sp)
+
+    def _hidden_var(self, name: str, ty: T.Type, sp: N.Span) -> N.VarDecl:
+        self._next_var += 1
+        return N.VarDecl(self._next_var, name, ty, "local", span=sp)
+
+    def _counted(self, counter: N.VarDecl, begin: N.Expr, end: N.Expr, first: N.Stmt, body_c: ci.Cursor,
+                 sp: N.Span) -> N.Stmt:
+        """``{ end' = end; for (counter = begin; counter < end'; ++counter) { first; body } }``."""
+        ty = counter.ty
+        bound = self._hidden_var(f"__{counter.name}_end", ty, sp)
+        body = self.stmt(body_c)
+        loop = N.For(N.Decl(counter, begin, span=sp),
+                     N.Binary("<", N.Var(counter, ty, span=sp), N.Var(bound, ty, span=sp), T.BOOL, span=sp),
+                     N.IncDec("++", True, N.Var(counter, ty, span=sp), ty, span=sp),
+                     N.Block((first, body), span=body.span), span=sp)
+        return N.Block((N.Decl(bound, end, span=sp), loop), span=sp)
 
     def _for_slots(self, c: ci.Cursor) -> tuple[int, int] | None:
         depth = 0

@@ -5,6 +5,7 @@
 #define KERNELVET_TORCH_H
 #include <kernelvet_cuda.h>
 #include <kernelvet/torch_headeronly.h>
+#include <c10/util/irange.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <cstdint>
