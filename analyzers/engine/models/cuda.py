@@ -209,6 +209,75 @@ def mul24(interp, st, call, this, args):
     return ints.arith("*", ops[0], ops[1], ty, call.span, stack)
 
 
+# SIMD video intrinsics: one operation on each halfword (suffix 2) or byte (suffix 4) of 32 bits.
+_SIMD_OPS = ("add", "sub", "addss", "subss", "addus", "subus", "maxs", "maxu", "mins", "minu", "absdiffs",
+             "absdiffu", "sads", "sadu", "abs", "absss", "neg", "negss")
+_SIMD_PREDICATES = ("eq", "ne", "ges", "geu", "gts", "gtu", "les", "leu", "lts", "ltu")
+_SIMD_NAMES = [f"__v{op}{n}" for op in _SIMD_OPS + tuple(f"{k}{p}" for k in ("cmp", "set") for p in _SIMD_PREDICATES)
+               for n in (2, 4)]
+
+
+def _simd_lane(op: str, a, b, w: int):
+    """One lane's result (``w`` bits) of a SIMD video operation, as CUDA's math API defines it."""
+    smin, smax, umax = -(1 << (w - 1)), (1 << (w - 1)) - 1, (1 << w) - 1
+
+    def clamp_signed(x):  # x: w + 1 bits, signed
+        return z3.Extract(w - 1, 0, z3.If(x > smax, z3.BitVecVal(smax, w + 1), z3.If(x < smin, z3.BitVecVal(smin, w + 1), x)))
+
+    if op in ("add", "sub"):
+        return a + b if op == "add" else a - b
+    if op in ("addss", "subss"):
+        x, y = z3.SignExt(1, a), z3.SignExt(1, b)
+        return clamp_signed(x + y if op == "addss" else x - y)
+    if op == "addus":
+        x = z3.ZeroExt(1, a) + z3.ZeroExt(1, b)
+        return z3.Extract(w - 1, 0, z3.If(z3.UGT(x, umax), z3.BitVecVal(umax, w + 1), x))
+    if op == "subus":
+        return z3.If(z3.ULT(a, b), z3.BitVecVal(0, w), a - b)
+    if op in ("maxs", "maxu", "mins", "minu"):
+        greater = a >= b if op[-1] == "s" else z3.UGE(a, b)
+        return z3.If(greater, a, b) if op.startswith("max") else z3.If(greater, b, a)
+    if op in ("absdiffs", "absdiffu", "sads", "sadu"):
+        greater = a >= b if op[-1] == "s" else z3.UGE(a, b)
+        return z3.If(greater, a - b, b - a)  # |a - b| < 2^w: exact as w unsigned bits
+    if op in ("abs", "absss", "neg", "negss"):
+        mag = -a if op.startswith("neg") else z3.If(a < 0, -a, a)
+        return z3.If(a == smin, z3.BitVecVal(smax, w), mag) if op.endswith("ss") else mag
+    kind, pred = op[:3], op[3:]
+    holds = {"eq": a == b, "ne": a != b, "ges": a >= b, "geu": z3.UGE(a, b), "gts": a > b, "gtu": z3.UGT(a, b),
+             "les": a <= b, "leu": z3.ULE(a, b), "lts": a < b, "ltu": z3.ULT(a, b)}[pred]
+    return z3.If(holds, z3.BitVecVal(umax if kind == "cmp" else 1, w), z3.BitVecVal(0, w))
+
+
+def simd_result(name: str, words: list) -> z3.BitVecRef:
+    """The 32-bit result of the SIMD video intrinsic ``name`` on 32-bit ``words`` (one for the
+    unary ones), lane by lane; the sums of absolute differences add their lanes into one number."""
+    op, w = name[3:-1], 16 if name.endswith("2") else 8
+    lanes = [_simd_lane(op, z3.Extract(i * w + w - 1, i * w, words[0]),
+                        z3.Extract(i * w + w - 1, i * w, words[1]) if len(words) > 1 else None, w)
+             for i in range(32 // w)]
+    if op in ("sads", "sadu"):
+        return z3.simplify(sum((z3.ZeroExt(32 - w, x) for x in lanes[1:]), z3.ZeroExt(32 - w, lanes[0])))
+    return z3.simplify(z3.Concat(*reversed(lanes)))
+
+
+def simd_unary(name: str) -> bool:
+    return name[3:-1] in ("abs", "absss", "neg", "negss")
+
+
+@model(*_SIMD_NAMES)
+def simd_video(interp, st, call, this, args):
+    """``__vcmpne4``, ``__vsubss2``, ``__vsadu4``...: exact (bench/check_simd_video.py compares them
+    with a GPU)."""
+    arity = 1 if simd_unary(call.name) else 2
+    if len(args) < arity or not all(isinstance(a, IntV) for a in args[:arity]):
+        return fresh_result(interp, call, call.name)
+    stack = interp.stack_spans(st)
+    words = [ints.convert(a, T.UINT32, call.span, stack).bv for a in args[:arity]]
+    hi = 4 * 255 if call.name[3:-1] in ("sads", "sadu") else (1 << 32) - 1  # four byte lanes add at most 4 * 255
+    return IntV(T.UINT32, simd_result(call.name, words), 0, hi)
+
+
 def _load_through(interp, st, ptr, call):
     if not isinstance(ptr, PtrV) and not hasattr(ptr, "alts"):
         raise PathEnd("stuck", f"{call.name} on a non-pointer", call.span)

@@ -144,21 +144,28 @@ __device__ int __rhadd(int x, int y);
 __device__ unsigned int __urhadd(unsigned int x, unsigned int y);
 __device__ unsigned long long __brevll(unsigned long long x);
 __device__ unsigned int __fns(unsigned int mask, unsigned int base, int offset);
-// SIMD video intrinsics on packed bytes and halfwords.
+// SIMD video intrinsics on packed halfwords (2) and bytes (4), as CUDA declares them; modelled
+// exactly in engine/models/cuda.py (simd_video), the rounded averages aside.
 #define __KV_SIMD2(name) __device__ unsigned int name(unsigned int a, unsigned int b);
+#define __KV_SIMD1(name) __device__ unsigned int name(unsigned int a);
 __KV_SIMD2(__vadd2) __KV_SIMD2(__vadd4) __KV_SIMD2(__vsub2) __KV_SIMD2(__vsub4) __KV_SIMD2(__vaddss2)
-__KV_SIMD2(__vaddss4) __KV_SIMD2(__vaddus2) __KV_SIMD2(__vaddus4) __KV_SIMD2(__vsubss2) __KV_SIMD2(__vsubss4)
+__KV_SIMD2(__vaddss4) __KV_SIMD2(__vsubss2) __KV_SIMD2(__vsubss4) __KV_SIMD2(__vaddus2) __KV_SIMD2(__vaddus4)
 __KV_SIMD2(__vsubus2) __KV_SIMD2(__vsubus4) __KV_SIMD2(__vmaxs2) __KV_SIMD2(__vmaxs4) __KV_SIMD2(__vmaxu2)
 __KV_SIMD2(__vmaxu4) __KV_SIMD2(__vmins2) __KV_SIMD2(__vmins4) __KV_SIMD2(__vminu2) __KV_SIMD2(__vminu4)
-__KV_SIMD2(__vabsdiffs2) __KV_SIMD2(__vabsdiffs4) __KV_SIMD2(__vabsdiffu2) __KV_SIMD2(__vabsdiffu4)
-__KV_SIMD2(__vavgs2) __KV_SIMD2(__vavgu2) __KV_SIMD2(__vavgu4) __KV_SIMD2(__vcmpeq2) __KV_SIMD2(__vcmpeq4)
-__KV_SIMD2(__vcmpges2) __KV_SIMD2(__vcmpges4) __KV_SIMD2(__vcmpgtu4) __KV_SIMD2(__vcmpltu4) __KV_SIMD2(__vsads4)
-__KV_SIMD2(__vsadu4) __KV_SIMD2(__vseteq4) __KV_SIMD2(__vsetgtu4) __KV_SIMD2(__vsetltu4)
+__KV_SIMD2(__vabsdiffs2) __KV_SIMD2(__vabsdiffs4) __KV_SIMD2(__vabsdiffu2) __KV_SIMD2(__vabsdiffu4) __KV_SIMD2(__vavgs2)
+__KV_SIMD2(__vavgs4) __KV_SIMD2(__vavgu2) __KV_SIMD2(__vavgu4) __KV_SIMD2(__vhaddu2) __KV_SIMD2(__vhaddu4)
+__KV_SIMD2(__vsads2) __KV_SIMD2(__vsads4) __KV_SIMD2(__vsadu2) __KV_SIMD2(__vsadu4) __KV_SIMD2(__vcmpeq2)
+__KV_SIMD2(__vcmpeq4) __KV_SIMD2(__vcmpne2) __KV_SIMD2(__vcmpne4) __KV_SIMD2(__vcmpges2) __KV_SIMD2(__vcmpges4)
+__KV_SIMD2(__vcmpgeu2) __KV_SIMD2(__vcmpgeu4) __KV_SIMD2(__vcmpgts2) __KV_SIMD2(__vcmpgts4) __KV_SIMD2(__vcmpgtu2)
+__KV_SIMD2(__vcmpgtu4) __KV_SIMD2(__vcmples2) __KV_SIMD2(__vcmples4) __KV_SIMD2(__vcmpleu2) __KV_SIMD2(__vcmpleu4)
+__KV_SIMD2(__vcmplts2) __KV_SIMD2(__vcmplts4) __KV_SIMD2(__vcmpltu2) __KV_SIMD2(__vcmpltu4) __KV_SIMD2(__vseteq2)
+__KV_SIMD2(__vseteq4) __KV_SIMD2(__vsetne2) __KV_SIMD2(__vsetne4) __KV_SIMD2(__vsetges2) __KV_SIMD2(__vsetges4)
+__KV_SIMD2(__vsetgeu2) __KV_SIMD2(__vsetgeu4) __KV_SIMD2(__vsetgts2) __KV_SIMD2(__vsetgts4) __KV_SIMD2(__vsetgtu2)
+__KV_SIMD2(__vsetgtu4) __KV_SIMD2(__vsetles2) __KV_SIMD2(__vsetles4) __KV_SIMD2(__vsetleu2) __KV_SIMD2(__vsetleu4)
+__KV_SIMD2(__vsetlts2) __KV_SIMD2(__vsetlts4) __KV_SIMD2(__vsetltu2) __KV_SIMD2(__vsetltu4)
+__KV_SIMD1(__vabs2) __KV_SIMD1(__vabs4) __KV_SIMD1(__vabsss2) __KV_SIMD1(__vabsss4) __KV_SIMD1(__vneg2) __KV_SIMD1(__vneg4) __KV_SIMD1(__vnegss2) __KV_SIMD1(__vnegss4)
 #undef __KV_SIMD2
-__device__ unsigned int __vabs2(unsigned int a);
-__device__ unsigned int __vabs4(unsigned int a);
-__device__ unsigned int __vneg2(unsigned int a);
-__device__ unsigned int __vneg4(unsigned int a);
+#undef __KV_SIMD1
 
 // CUDA's global integer min/max overloads.
 __host__ __device__ inline int min(int a, int b) { return a < b ? a : b; }
