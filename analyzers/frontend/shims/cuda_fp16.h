@@ -36,6 +36,11 @@ typedef __half half;
 typedef __half2 half2;
 typedef __half_raw half_raw;
 typedef __half2_raw half2_raw;
+// The names cuda_fp16.h gives for consistency with __nv_bfloat16 (FlashInfer writes nv_half).
+typedef __half __nv_half;
+typedef __half2 __nv_half2;
+typedef __half nv_half;
+typedef __half2 nv_half2;
 __host__ __device__ __half __float2half(float a);
 __host__ __device__ __half __double2half(double a);
 __host__ __device__ __half __float2half_rn(float a);
