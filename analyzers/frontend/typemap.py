@@ -153,8 +153,15 @@ class TypeMapper:
                     if isinstance(base_t, T.StructType):
                         fields.extend(base_t.fields)  # offsets hold for a single non-virtual base at 0
             for f in canon.get_fields():
-                off = canon.get_offset(f.spelling)
-                fields.append(T.Field(f.spelling, self.map(f.type), max(off, 0) // 8))
+                off = f.get_field_offsetof()  # by cursor: an anonymous member has no name to ask by
+                ftype = self.map(f.type)
+                fields.append(T.Field(f.spelling, ftype, max(off, 0) // 8))
+                if f.is_anonymous() and isinstance(ftype, T.StructType):
+                    # An anonymous union or struct's members are members of the enclosing record
+                    # (`block.d` for `union { struct { half d, s; }; half2 ds; }`), at its offset.
+                    named = {x.name for x in fields}
+                    fields.extend(T.Field(x.name, x.type, max(off, 0) // 8 + x.offset)
+                                  for x in ftype.fields if x.name not in named)
             size, align = t.get_size(), t.get_align()
             rec = T.StructType(spelling, tuple(fields), max(size, 0), max(align, 1))
         finally:
