@@ -139,6 +139,35 @@ SNIPPETS = {
         }
         """, ["launch_direct", "launch_through_pointer"]),
     # The classic extension API with the pieces real launchers use beyond tensors.
+    # What SGLang, FlashInfer and ggml-cuda files include and write: smart pointers compared with
+    # nullptr, c10::irange, libcu++'s <cuda/cmath>, nv_half, the SIMD video intrinsics.
+    "inference_repository_idioms": ("""
+        #include <torch/all.h>
+        #include <ATen/cuda/CUDAContext.h>
+        #include <c10/util/irange.h>
+        #include <cuda/cmath>
+        #include <cuda_fp16.h>
+        #include <memory>
+
+        struct Plan { int blocks; };
+
+        __global__ void count_nonzero(unsigned int* out, const unsigned int* packed, const nv_half* w, int n) {
+          const int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) out[i] = __vsadu4(__vsetne4(packed[i], 0u), 0u) + __vcmpne4(packed[i], 0u) + __vabsss2(packed[i]);
+        }
+
+        void launch(torch::Tensor& out, const torch::Tensor& packed, const torch::Tensor& w) {
+          static std::unique_ptr<Plan> plan;
+          std::shared_ptr<Plan> shared;
+          if (plan == nullptr || nullptr != shared || !plan) { plan = std::make_unique<Plan>(); }
+          for (const auto d : c10::irange(packed.dim())) { TORCH_CHECK(packed.size(d) == out.size(d)); }
+          for (const auto d : at::irange(1, packed.dim())) { TORCH_CHECK(packed.size(d) > 0); }
+          const int n = packed.numel();
+          count_nonzero<<<cuda::ceil_div(n, 256), 256, 0, at::cuda::getCurrentCUDAStream()>>>(
+              reinterpret_cast<unsigned int*>(out.data_ptr()), reinterpret_cast<const unsigned int*>(packed.data_ptr()),
+              reinterpret_cast<const nv_half*>(w.data_ptr()), cuda::round_up(n, 4) - cuda::round_down(n, 4) + n);
+        }
+        """, ["launch"]),
     "classic_extension_extras": ("""
         #include <torch/all.h>
         #include <ATen/cuda/CUDAContext.h>
