@@ -59,6 +59,19 @@ def _in_namespace(c: ci.Cursor | None, names: tuple[str, ...]) -> bool:
     return parent is not None and parent.spelling in names and parent.semantic_parent.kind == CK.TRANSLATION_UNIT
 
 
+def _tuple_element(base: N.Expr, ty: T.Type, i: int, sp: N.Span) -> N.Expr | None:
+    """Element ``i`` of a ``std::tuple`` (the shim's layout: a head and a tail tuple), or None when
+    ``ty`` is not one."""
+    target = base
+    for step in range(i + 1):
+        fields = {f.name: f for f in ty.fields} if isinstance(ty, T.StructType) else {}
+        if "_M_head" not in fields or "_M_tail" not in fields:
+            return None
+        f = fields["_M_head" if step == i else "_M_tail"]
+        target, ty = N.Member(target, f.name, False, f.type, span=sp), f.type
+    return target
+
+
 def _unwrap(c: ci.Cursor) -> ci.Cursor:
     while c.kind == CK.UNEXPOSED_EXPR:
         ch = list(c.get_children())
@@ -444,8 +457,9 @@ class Lowerer:
 
     def decomposition(self, d: ci.Cursor) -> list[N.Stmt]:
         """``auto [a, b] = e;`` of a struct or an array: a hidden object initialised by ``e``, and
-        each name a reference to its member or element (as C++ defines them). Tuple-likes (get<i>)
-        are unsupported."""
+        each name a reference to its member or element (as C++ defines them); of a ``std::tuple``,
+        its element i, as ``get<i>`` reads it. Other tuple-likes (a class's own get<i>) are
+        unsupported."""
         sp = self.span(d)
         kids = list(d.get_children())
         names = [k for k in kids if k.kind == CK.UNEXPOSED_DECL]
@@ -461,7 +475,10 @@ class Lowerer:
         for i, b in enumerate(names):
             bty = self.types(b.type)
             base = N.Var(hidden, hidden.ty, span=sp)
-            if fields is not None and i < len(fields):
+            element = _tuple_element(base, obj, i, sp)
+            if element is not None:
+                target = element
+            elif fields is not None and i < len(fields):
                 target = N.Member(base, fields[i].name, False, fields[i].type, span=sp)
             elif isinstance(obj, T.ArrayType):
                 target = N.Index(base, N.IntLit(i, T.INT64, span=sp), obj.elem, span=sp)
