@@ -146,11 +146,21 @@ def _is_device_only(c: ci.Cursor) -> bool:
     return CK.CUDADEVICE_ATTR in kinds and CK.CUDAHOST_ATTR not in kinds
 
 
+# ATen's elementwise launchers over a TensorIterator: a launch kernelvet sees but does not model
+# (engine/models/torch.py), so the function is an op, inconclusive there, not a function with none.
+ATEN_LAUNCHERS = {"gpu_kernel", "gpu_kernel_with_scalars", "gpu_kernel_nocast"}
+
+
 def is_launch(node: ci.Cursor) -> bool:
     if node.kind != CK.CALL_EXPR:
         return False
     if node.spelling in LAUNCH_FUNCTIONS:
         return True
+    if node.spelling in ATEN_LAUNCHERS and node.referenced is not None:
+        parent = node.referenced.semantic_parent
+        if parent is not None and parent.spelling == "native" and parent.semantic_parent is not None \
+                and parent.semantic_parent.spelling == "at":
+            return True
     kids = list(node.get_children())
     if not node.spelling and kids and kids[0].kind in (CK.DECL_REF_EXPR, CK.OVERLOADED_DECL_REF):
         # In a template's own body a dependent call names no function: its first token does.

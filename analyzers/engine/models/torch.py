@@ -60,6 +60,14 @@ def kept_tensor(interp, st, name: str, span) -> TensorV:
     return TensorV(name, (n,), (const_int(1, T.INT64),), "int8", region)
 
 
+@model("at::native::gpu_kernel", "at::native::gpu_kernel_with_scalars", "at::native::gpu_kernel_nocast")
+def tensor_iterator_launch(interp, st, call, this, args):
+    """ATen's elementwise launch over a TensorIterator: ATen's kernel, made from the functor. The
+    iterator is not modelled, so the path ends here, inconclusive, and says so."""
+    raise PathEnd("stuck", f"`{call.name}` launches ATen's elementwise kernel over a TensorIterator, which "
+                  "kernelvet does not model: the functor is not checked", call.span)
+
+
 @model("at::Tensor::Tensor")
 def default_tensor(interp, st, call, this, args):
     """``at::Tensor z;``: an undefined tensor, which a launcher fills in only on some paths (an
