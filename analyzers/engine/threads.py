@@ -45,7 +45,10 @@ CLUSTER_BARRIERS = frozenset({"cooperative_groups::cluster_group::sync"})
 # for barrier intervals and for divergence, each call is a block barrier.
 BLOCK_COLLECTIVES = frozenset({
     "cub::BlockReduce::Sum", "cub::BlockReduce::Reduce", "cub::BlockScan::ExclusiveSum",
-    "cub::BlockScan::InclusiveSum", "cub::BlockScan::ExclusiveScan", "cub::BlockScan::InclusiveScan"})
+    "cub::BlockScan::InclusiveSum", "cub::BlockScan::ExclusiveScan", "cub::BlockScan::InclusiveScan",
+    *(f"cub::BlockAdjacentDifference::{m}" for m in ("SubtractLeft", "SubtractLeftPartialTile", "SubtractRight",
+                                                     "SubtractRightPartialTile")),
+    *(f"cub::BlockDiscontinuity::{m}" for m in ("FlagHeads", "FlagTails", "FlagHeadsAndTails"))})
 EPOCH_BITS = 64
 PRIME = "\u2032"  # the second thread's copy of a symbol: threadIdx.x!3 -> threadIdx.x!3′
 SECOND = " (second thread)"

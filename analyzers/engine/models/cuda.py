@@ -469,7 +469,8 @@ def sincos(interp, st, call, this, args):
 
 
 @model("cub::BlockReduce::BlockReduce", "cub::WarpReduce::WarpReduce", "cub::BlockScan::BlockScan",
-       "cub::WarpScan::WarpScan")
+       "cub::WarpScan::WarpScan", "cub::BlockAdjacentDifference::BlockAdjacentDifference",
+       "cub::BlockDiscontinuity::BlockDiscontinuity")
 def cub_ctor(interp, st, call, this, args):
     return VOID
 
@@ -496,6 +497,28 @@ def cub_scan(interp, st, call, this, args):
         if isinstance(a, RefV):
             ty = T.strip_ref(a.loc.ty)
             v = fresh_value(ty, "scan", interp.ctx.counter)
+            if v is not None:
+                _remember(interp, v, "collective", f"`{call.name}` at {call.span.file}:{call.span.line}")
+                interp.store(st, a.loc, v, call.span)
+    return VOID
+
+
+# Which arguments each neighbour collective writes: the output items or the flags.
+_NEIGHBOUR_OUTPUTS = {"SubtractLeft": (1,), "SubtractLeftPartialTile": (1,), "SubtractRight": (1,),
+                      "SubtractRightPartialTile": (1,), "FlagHeads": (0,), "FlagTails": (0,),
+                      "FlagHeadsAndTails": (0, 1)}
+
+
+@model(*(f"cub::BlockAdjacentDifference::{m}" for m in _NEIGHBOUR_OUTPUTS if m.startswith("Subtract")),
+       *(f"cub::BlockDiscontinuity::{m}" for m in _NEIGHBOUR_OUTPUTS if m.startswith("Flag")))
+def cub_neighbours(interp, st, call, this, args):
+    """Differences or flags between each item and its neighbour (another thread's item at a tile's
+    edge): a block barrier, and outputs the engine does not compute."""
+    _cub_barrier(interp, st, call)
+    for i in _NEIGHBOUR_OUTPUTS[call.name.rsplit("::", 1)[-1]]:
+        a = args[i] if i < len(args) else None
+        if isinstance(a, RefV):
+            v = fresh_value(T.strip_ref(a.loc.ty), "neighbours", interp.ctx.counter)
             if v is not None:
                 _remember(interp, v, "collective", f"`{call.name}` at {call.span.file}:{call.span.line}")
                 interp.store(st, a.loc, v, call.span)

@@ -74,6 +74,43 @@ class BlockScan {
   template <int N> __device__ void InclusiveSum(T (&input)[N], T (&output)[N], T& block_aggregate);
 };
 
+// Differences and flags between each item and its neighbour in a blocked arrangement (the block
+// synchronises inside; the results are values the engine does not compute).
+template <typename T, int BLOCK_DIM_X, int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1, int LEGACY_PTX_ARCH = 0>
+class BlockAdjacentDifference {
+ public:
+  struct TempStorage : __KvRawStorage<T, BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z> {};
+  __device__ BlockAdjacentDifference(TempStorage& temp_storage);
+  template <int N, class OutputT, class Op> __device__ void SubtractLeft(T (&input)[N], OutputT (&output)[N], Op op);
+  template <int N, class OutputT, class Op>
+  __device__ void SubtractLeft(T (&input)[N], OutputT (&output)[N], Op op, T tile_predecessor_item);
+  template <int N, class OutputT, class Op>
+  __device__ void SubtractLeftPartialTile(T (&input)[N], OutputT (&output)[N], Op op, int valid_items);
+  template <int N, class OutputT, class Op>
+  __device__ void SubtractLeftPartialTile(T (&input)[N], OutputT (&output)[N], Op op, int valid_items,
+                                          T tile_predecessor_item);
+  template <int N, class OutputT, class Op> __device__ void SubtractRight(T (&input)[N], OutputT (&output)[N], Op op);
+  template <int N, class OutputT, class Op>
+  __device__ void SubtractRight(T (&input)[N], OutputT (&output)[N], Op op, T tile_successor_item);
+  template <int N, class OutputT, class Op>
+  __device__ void SubtractRightPartialTile(T (&input)[N], OutputT (&output)[N], Op op, int valid_items);
+};
+
+template <typename T, int BLOCK_DIM_X, int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1, int LEGACY_PTX_ARCH = 0>
+class BlockDiscontinuity {
+ public:
+  struct TempStorage : __KvRawStorage<T, BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z> {};
+  __device__ BlockDiscontinuity(TempStorage& temp_storage);
+  template <int N, class FlagT, class Op> __device__ void FlagHeads(FlagT (&head_flags)[N], T (&input)[N], Op op);
+  template <int N, class FlagT, class Op>
+  __device__ void FlagHeads(FlagT (&head_flags)[N], T (&input)[N], Op op, T tile_predecessor_item);
+  template <int N, class FlagT, class Op> __device__ void FlagTails(FlagT (&tail_flags)[N], T (&input)[N], Op op);
+  template <int N, class FlagT, class Op>
+  __device__ void FlagTails(FlagT (&tail_flags)[N], T (&input)[N], Op op, T tile_successor_item);
+  template <int N, class FlagT, class Op>
+  __device__ void FlagHeadsAndTails(FlagT (&head_flags)[N], FlagT (&tail_flags)[N], T (&input)[N], Op op);
+};
+
 template <typename T, int LOGICAL_WARP_THREADS = 32, int LEGACY_PTX_ARCH = 0>
 class WarpScan {
  public:
