@@ -570,7 +570,7 @@ def device_copy(interp, st, call, this, args):
 
 
 @model("cudaFree", "cudaFreeHost", "cudaFreeAsync", "free", "std::free", "cudaDeviceSynchronize",
-       "cudaDestroyTextureObject", "cudaFreeArray", "cudaBindTexture", "cudaBindTexture2D", "cudaBindTextureToArray",
+       "cudaDestroyTextureObject", "cudaDestroySurfaceObject", "cudaFreeArray", "cudaBindTexture", "cudaBindTexture2D", "cudaBindTextureToArray",
        "cudaUnbindTexture",
        "cudaStreamSynchronize", "cudaGetLastError", "cudaPeekAtLastError", "cudaDeviceReset", "cudaSetDevice",
        "cudaStreamCreate", "cudaStreamDestroy", "cudaEventCreate", "cudaEventRecord", "cudaEventSynchronize",
@@ -617,7 +617,39 @@ def texture_fetch(interp, st, call, this, args):
     return untracked_result(interp, call, "texture")
 
 
-@model("cudaCreateTextureObject", "cudaMallocArray")
+SURFACE_TRAP = 2  # cudaBoundaryModeTrap, the default: an access out of range aborts the kernel
+
+
+@model("surf1Dread", "surf2Dread", "surf3Dread", "surf1Dwrite", "surf2Dwrite", "surf3Dwrite")
+def surface_access(interp, st, call, this, args):
+    """A surface read or write: the CUDA array behind the object is not followed, so its extent is
+    unknown. In zero or clamp mode an access out of range is harmless (a read gives any value); in
+    trap mode (the default) it aborts the kernel, which the engine cannot rule out: inconclusive
+    at the access, and the path goes on."""
+    dims, write = int(call.name[4]), call.name.endswith("write")
+    out_pointer = not write and isinstance(T.strip_ref(call.ty), T.VoidType)  # surf2Dread(&v, obj, x, y)
+    fixed = (1 if write or out_pointer else 0) + 1 + dims
+    mode = args[fixed] if len(args) > fixed else None
+    mode = SURFACE_TRAP if mode is None else mode.concrete() if isinstance(mode, IntV) else None
+    if mode is None or mode == SURFACE_TRAP:
+        interp.ctx.stuck("unsupported", f"`{call.name}` in trap mode aborts the kernel when its coordinates leave the "
+                         "surface, whose extent kernelvet does not follow from the CUDA array; pass "
+                         "cudaBoundaryModeZero or cudaBoundaryModeClamp if out-of-range accesses are expected",
+                         call.span)
+    if write:
+        return VOID
+    if not out_pointer:
+        return untracked_result(interp, call, "texture")
+    ptr = args[0]
+    if isinstance(ptr, PtrV):
+        value = fresh_value(ptr.pointee, "surface value", interp.ctx.counter)
+        if value is not None:
+            _remember(interp, value, "texture", f"`{call.name}` at {call.span.file}:{call.span.line}")
+            interp.store(st, interp.deref(ptr, ptr.pointee, call.span), value, call.span)
+    return VOID
+
+
+@model("cudaCreateTextureObject", "cudaMallocArray", "cudaCreateSurfaceObject")
 def texture_handle(interp, st, call, this, args):
     """A texture object or a CUDA array written through the out-pointer: a handle the program only
     passes back to the runtime and to fetches (the descriptors it reads are the program's own)."""

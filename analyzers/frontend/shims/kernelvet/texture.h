@@ -113,3 +113,31 @@ template <class T, enum cudaTextureReadMode mode> __device__ T tex1Dfetch(textur
 template <class T, enum cudaTextureReadMode mode> __device__ T tex1D(texture<T, 1, mode> t, float x);
 template <class T, enum cudaTextureReadMode mode> __device__ T tex2D(texture<T, 2, mode> t, float x, float y);
 template <class T, enum cudaTextureReadMode mode> __device__ T tex3D(texture<T, 3, mode> t, float x, float y, float z);
+
+// Surfaces: reads and writes of a CUDA array through a surface object, x in bytes. Out of range,
+// the boundary mode decides: zero or clamp are safe, trap (the default) aborts the kernel. The
+// engine does not follow an object to its array's extent: an access in trap mode is inconclusive
+// (engine/models/cuda.py, surface_access); in zero or clamp mode a read is any value and a write
+// touches no memory the checks follow.
+typedef unsigned long long cudaSurfaceObject_t;
+enum cudaSurfaceBoundaryMode { cudaBoundaryModeZero = 0, cudaBoundaryModeClamp = 1, cudaBoundaryModeTrap = 2 };
+cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t* pSurfObject, const struct cudaResourceDesc* pResDesc);
+cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject);
+template <class T> __device__ void surf1Dread(T* data, cudaSurfaceObject_t surfObject, int x,
+                                              cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap);
+template <class T> __device__ T surf1Dread(cudaSurfaceObject_t surfObject, int x,
+                                           cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap);
+template <class T> __device__ void surf2Dread(T* data, cudaSurfaceObject_t surfObject, int x, int y,
+                                              cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap);
+template <class T> __device__ T surf2Dread(cudaSurfaceObject_t surfObject, int x, int y,
+                                           cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap);
+template <class T> __device__ void surf3Dread(T* data, cudaSurfaceObject_t surfObject, int x, int y, int z,
+                                              cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap);
+template <class T> __device__ T surf3Dread(cudaSurfaceObject_t surfObject, int x, int y, int z,
+                                           cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap);
+template <class T> __device__ void surf1Dwrite(T data, cudaSurfaceObject_t surfObject, int x,
+                                               cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap);
+template <class T> __device__ void surf2Dwrite(T data, cudaSurfaceObject_t surfObject, int x, int y,
+                                               cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap);
+template <class T> __device__ void surf3Dwrite(T data, cudaSurfaceObject_t surfObject, int x, int y, int z,
+                                               cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap);
