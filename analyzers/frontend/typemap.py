@@ -35,6 +35,8 @@ FLOAT_CLASSES = {
 OPAQUE_CLASSES = {
     "at::Tensor": "tensor",
     "torch::stable::Tensor": "tensor",  # the stable ABI's tensor: the same model as at::Tensor
+    "tvm::ffi::TensorView": "tensor",  # TVM-FFI's tensors (FlashInfer): the same model too
+    "tvm::ffi::Tensor": "tensor",
     "torch::stable::Device": "opaque",
     "at::cuda::CUDAStream": "stream",
     "c10::IntArrayRef": "intarray",

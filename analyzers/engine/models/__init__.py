@@ -42,4 +42,4 @@ def lookup(name: str):
     return fn
 
 
-from . import cuda, gpuverify, torch, std, libc  # noqa: E402,F401  (registration)
+from . import cuda, gpuverify, torch, tvm_ffi, std, libc  # noqa: E402,F401  (registration)

@@ -149,34 +149,34 @@ def pin_dtype(interp, st, t: TensorV, pointee: T.Type, call, strict: bool = True
     st.assume(cond)
 
 
-@model("at::Tensor::size", "torch::stable::Tensor::size")
+@model("at::Tensor::size", "torch::stable::Tensor::size", "tvm::ffi::TensorView::size", "tvm::ffi::Tensor::size")
 def size(interp, st, call, this, args):
     t = tensor_of(interp, st, this, call)
     return t.dims[_dim_index(t, _int_arg(args[0], call), st, call)]
 
 
-@model("at::Tensor::stride", "torch::stable::Tensor::stride")
+@model("at::Tensor::stride", "torch::stable::Tensor::stride", "tvm::ffi::TensorView::stride", "tvm::ffi::Tensor::stride")
 def stride(interp, st, call, this, args):
     t = tensor_of(interp, st, this, call)
     return t.strides[_dim_index(t, _int_arg(args[0], call), st, call)]
 
 
-@model("at::Tensor::sizes", "torch::stable::Tensor::sizes")
+@model("at::Tensor::sizes", "torch::stable::Tensor::sizes", "tvm::ffi::TensorView::shape", "tvm::ffi::Tensor::shape")
 def sizes(interp, st, call, this, args):
     return IntArrayV(tensor_of(interp, st, this, call).dims)
 
 
-@model("at::Tensor::strides", "torch::stable::Tensor::strides")
+@model("at::Tensor::strides", "torch::stable::Tensor::strides", "tvm::ffi::TensorView::strides", "tvm::ffi::Tensor::strides")
 def strides(interp, st, call, this, args):
     return IntArrayV(tensor_of(interp, st, this, call).strides)
 
 
-@model("at::Tensor::numel", "torch::stable::Tensor::numel")
+@model("at::Tensor::numel", "torch::stable::Tensor::numel", "tvm::ffi::TensorView::numel", "tvm::ffi::Tensor::numel")
 def tensor_numel(interp, st, call, this, args):
     return numel(tensor_of(interp, st, this, call), call.span)
 
 
-@model("at::Tensor::dim", "at::Tensor::ndimension", "torch::stable::Tensor::dim")
+@model("at::Tensor::dim", "at::Tensor::ndimension", "torch::stable::Tensor::dim", "tvm::ffi::TensorView::ndim", "tvm::ffi::Tensor::ndim")
 def dim(interp, st, call, this, args):
     return const_int(len(tensor_of(interp, st, this, call).dims), T.INT64)
 
@@ -200,7 +200,7 @@ def nbytes(interp, st, call, this, args):
     return ints.arith("*", numel(t, call.span), elem_size_value(interp, st, t), T.INT64, call.span)
 
 
-@model("at::Tensor::is_contiguous", "torch::stable::Tensor::is_contiguous")
+@model("at::Tensor::is_contiguous", "torch::stable::Tensor::is_contiguous", "tvm::ffi::TensorView::IsContiguous", "tvm::ffi::Tensor::IsContiguous")
 def is_contiguous(interp, st, call, this, args):
     t = tensor_of(interp, st, this, call)
     return BoolV(z3.BoolVal(t.region.note != "strided"))
@@ -294,7 +294,7 @@ def device_index(interp, st, call, this, args):
 
 
 @model("at::Tensor::data_ptr", "at::Tensor::mutable_data_ptr", "at::Tensor::const_data_ptr",
-       "torch::stable::Tensor::data_ptr", "torch::stable::Tensor::mutable_data_ptr", "torch::stable::Tensor::const_data_ptr")
+       "torch::stable::Tensor::data_ptr", "torch::stable::Tensor::mutable_data_ptr", "torch::stable::Tensor::const_data_ptr", "tvm::ffi::TensorView::data_ptr", "tvm::ffi::Tensor::data_ptr")
 def data_ptr(interp, st, call, this, args):
     t = tensor_of(interp, st, this, call)
     ret = T.strip_ref(call.ty)
@@ -746,7 +746,8 @@ def options_same(interp, st, call, this, args):
        "at::cuda::OptionalCUDAGuard::set_index", "c10::Device::index",
        "torch::stable::Device::index", "torch::stable::accelerator::DeviceGuard::DeviceGuard",
        "torch::stable::accelerator::DeviceGuard::set_index", "torch::stable::accelerator::getCurrentStream",
-       "at::cuda::getCurrentCUDABlasHandle", "at::cuda::getCurrentCUDABlasLtHandle")
+       "at::cuda::getCurrentCUDABlasHandle", "at::cuda::getCurrentCUDABlasLtHandle",
+       "TVMFFIEnvGetStream")
 def opaque(interp, st, call, this, args):
     ty = T.strip_ref(call.ty)
     if isinstance(ty, T.BoolType):
