@@ -146,6 +146,8 @@ SNIPPETS = {
         #include <ATen/cuda/CUDAContext.h>
         #include <c10/util/irange.h>
         #include <cuda/cmath>
+        #include <cuda/functional>
+        #include <cuda/std/optional>
         #include <cuda_fp16.h>
         #include <memory>
 
@@ -153,7 +155,9 @@ SNIPPETS = {
 
         __global__ void count_nonzero(unsigned int* out, const unsigned int* packed, const nv_half* w, int n) {
           const int i = blockIdx.x * blockDim.x + threadIdx.x;
-          if (i < n) out[i] = __vsadu4(__vsetne4(packed[i], 0u), 0u) + __vcmpne4(packed[i], 0u) + __vabsss2(packed[i]);
+          cuda::std::optional<unsigned int> cap = cuda::std::nullopt;
+          if (i < n) out[i] = cuda::maximum<unsigned int>{}(cap.value_or(0u),
+              __vsadu4(__vsetne4(packed[i], 0u), 0u) + __vcmpne4(packed[i], 0u) + __vabsss2(packed[i]));
         }
 
         void launch(torch::Tensor& out, const torch::Tensor& packed, const torch::Tensor& w) {
