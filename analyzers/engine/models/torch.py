@@ -161,7 +161,8 @@ def stride(interp, st, call, this, args):
     return t.strides[_dim_index(t, _int_arg(args[0], call), st, call)]
 
 
-@model("at::Tensor::sizes", "torch::stable::Tensor::sizes", "tvm::ffi::TensorView::shape", "tvm::ffi::Tensor::shape")
+@model("at::Tensor::sizes", "torch::stable::Tensor::sizes", "tvm::ffi::TensorView::shape", "tvm::ffi::Tensor::shape",
+       "tvm::ffi::TensorView::sizes", "tvm::ffi::Tensor::sizes")
 def sizes(interp, st, call, this, args):
     return IntArrayV(tensor_of(interp, st, this, call).dims)
 

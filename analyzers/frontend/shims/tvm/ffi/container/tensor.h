@@ -22,6 +22,7 @@ class Tensor;
   DLDevice device() const;                                 \
   bool IsContiguous() const;                               \
   ShapeView shape() const;                                 \
+  ShapeView sizes() const;                                 \
   ShapeView strides() const;                               \
   int64_t byte_offset() const;
 class TensorView {
