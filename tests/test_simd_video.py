@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import z3
 
-from analyzers.engine.models.cuda import _SIMD_NAMES, simd_result, simd_unary
+from analyzers.engine.models.cuda import _SIMD_NAMES, simd_max, simd_result, simd_unary
 
 CASES = [
     ("__vcmpne4", 0x00FF0012, 0x00FF0000, 0x000000FF),  # only the low byte differs
@@ -43,3 +43,12 @@ def test_every_declared_intrinsic_is_modelled():
     declared = set(re.findall(r"__KV_SIMD[12]\((__v\w+)\)", shim))
     rounded = {f"__v{op}{n}" for op in ("avgs", "avgu", "haddu") for n in (2, 4)}  # declared, any value
     assert declared - rounded == set(_SIMD_NAMES)
+
+
+def test_a_sum_of_absolute_differences_is_bounded_by_its_lanes():
+    """The model's static range of __vsad*: two halfword lanes add up to 2 * 65535, four byte lanes
+    to 4 * 255 (a range too small would let a check prove what is false)."""
+    for name, a, b in (("__vsadu2", 0xFFFF0000, 0x0000FFFF), ("__vsadu4", 0xFF00FF00, 0x00FF00FF),
+                       ("__vsads2", 0x7FFF8000, 0x80007FFF)):
+        got = simd_result(name, [z3.BitVecVal(a, 32), z3.BitVecVal(b, 32)]).as_long()
+        assert got == simd_max(name), name  # reached, so the range is not too small

@@ -222,7 +222,8 @@ def _simd_lane(op: str, a, b, w: int):
     smin, smax, umax = -(1 << (w - 1)), (1 << (w - 1)) - 1, (1 << w) - 1
 
     def clamp_signed(x):  # x: w + 1 bits, signed
-        return z3.Extract(w - 1, 0, z3.If(x > smax, z3.BitVecVal(smax, w + 1), z3.If(x < smin, z3.BitVecVal(smin, w + 1), x)))
+        low = z3.If(x < smin, z3.BitVecVal(smin, w + 1), x)
+        return z3.Extract(w - 1, 0, z3.If(x > smax, z3.BitVecVal(smax, w + 1), low))
 
     if op in ("add", "sub"):
         return a + b if op == "add" else a - b
@@ -261,6 +262,15 @@ def simd_result(name: str, words: list) -> z3.BitVecRef:
     return z3.simplify(z3.Concat(*reversed(lanes)))
 
 
+def simd_max(name: str) -> int:
+    """The largest result of the intrinsic: a sum of absolute differences adds its lanes' (two
+    halfwords up to 65,535 each, or four bytes up to 255); the others are any 32-bit word."""
+    if name[3:-1] in ("sads", "sadu"):
+        w = 16 if name.endswith("2") else 8
+        return (32 // w) * ((1 << w) - 1)
+    return (1 << 32) - 1
+
+
 def simd_unary(name: str) -> bool:
     return name[3:-1] in ("abs", "absss", "neg", "negss")
 
@@ -274,8 +284,7 @@ def simd_video(interp, st, call, this, args):
         return fresh_result(interp, call, call.name)
     stack = interp.stack_spans(st)
     words = [ints.convert(a, T.UINT32, call.span, stack).bv for a in args[:arity]]
-    hi = 4 * 255 if call.name[3:-1] in ("sads", "sadu") else (1 << 32) - 1  # four byte lanes add at most 4 * 255
-    return IntV(T.UINT32, simd_result(call.name, words), 0, hi)
+    return IntV(T.UINT32, simd_result(call.name, words), 0, simd_max(call.name))
 
 
 def _load_through(interp, st, ptr, call):
