@@ -148,7 +148,7 @@ def _is_device_only(c: ci.Cursor) -> bool:
 
 # ATen's elementwise launchers over a TensorIterator: a launch kernelvet sees but does not model
 # (engine/models/torch.py), so the function is an op, inconclusive there, not a function with none.
-ATEN_LAUNCHERS = {"gpu_kernel", "gpu_kernel_with_scalars", "gpu_kernel_nocast"}
+ATEN_LAUNCHERS = {"at::native::gpu_kernel", "at::native::gpu_kernel_with_scalars", "at::native::gpu_kernel_nocast"}
 
 
 def is_launch(node: ci.Cursor) -> bool:
@@ -156,11 +156,9 @@ def is_launch(node: ci.Cursor) -> bool:
         return False
     if node.spelling in LAUNCH_FUNCTIONS:
         return True
-    if node.spelling in ATEN_LAUNCHERS and node.referenced is not None:
-        parent = node.referenced.semantic_parent
-        if parent is not None and parent.spelling == "native" and parent.semantic_parent is not None \
-                and parent.semantic_parent.spelling == "at":
-            return True
+    if node.spelling.startswith("gpu_kernel") and node.referenced is not None \
+            and qualified_name(node.referenced) in ATEN_LAUNCHERS:
+        return True
     kids = list(node.get_children())
     if not node.spelling and kids and kids[0].kind in (CK.DECL_REF_EXPR, CK.OVERLOADED_DECL_REF):
         # In a template's own body a dependent call names no function: its first token does.

@@ -49,16 +49,6 @@ def _has_unsupported(e: N.Node) -> bool:
     return any(_has_unsupported(x) for x in N.children(e))
 
 
-def _in_namespace(c: ci.Cursor | None, names: tuple[str, ...]) -> bool:
-    """Whether a declaration's innermost enclosing namespace is one of ``names`` (top level)."""
-    parent = c.semantic_parent if c is not None else None
-    while parent is not None and parent.kind != CK.NAMESPACE:
-        if parent.kind == CK.TRANSLATION_UNIT:
-            return False
-        parent = parent.semantic_parent
-    return parent is not None and parent.spelling in names and parent.semantic_parent.kind == CK.TRANSLATION_UNIT
-
-
 def _tuple_element(base: N.Expr, ty: T.Type, i: int, sp: N.Span) -> N.Expr | None:
     """Element ``i`` of a ``std::tuple`` (the shim's layout: a head and a tail tuple), or None when
     ``ty`` is not one."""
@@ -467,8 +457,7 @@ class Lowerer:
         if not inits:
             return [N.UnsupportedStmt("a structured binding without an initializer", span=sp)]
         ty = self.types(d.type)
-        self._next_var += 1
-        hidden = N.VarDecl(self._next_var, d.spelling, ty, "local", span=sp)
+        hidden = self._local_var(d.spelling, ty, sp)
         out: list[N.Stmt] = [N.Decl(hidden, self.expr(inits[-1]), span=sp)]
         obj = T.strip_ref(ty)
         fields = [f for f in obj.fields] if isinstance(obj, T.StructType) else None
@@ -484,9 +473,7 @@ class Lowerer:
                 target = N.Index(base, N.IntLit(i, T.INT64, span=sp), obj.elem, span=sp)
             else:
                 return [N.UnsupportedStmt(f"a structured binding of {obj.name}", span=sp)]
-            self._next_var += 1
-            v = N.VarDecl(self._next_var, b.spelling, T.RefType(bty), "local", span=self.span(b))
-            self._vars[_ident(b)] = v
+            v = self._vars[_ident(b)] = self._local_var(b.spelling, T.RefType(bty), self.span(b))
             out.append(N.Decl(v, target, span=sp))
         return out
 
@@ -560,12 +547,13 @@ class Lowerer:
             if rng.kind not in (CK.DECL_REF_EXPR, CK.MEMBER_REF_EXPR):
                 return N.UnsupportedStmt("range-based for over an array expression that is not a variable or "
                                          "member", span=sp)
-            counter = self._hidden_var(f"{var_c.spelling}_index", T.INT64, sp)  # named for witnesses
+            counter = self._local_var(f"{var_c.spelling}_index", T.INT64, sp)  # named for witnesses
             element = N.Index(self.expr(range_c), N.Var(counter, T.INT64, span=sp), rty.elem, span=sp)
             first = N.Decl(loop_var, element, span=self.span(var_c))
             return self._counted(counter, N.IntLit(0, T.INT64, span=sp), N.IntLit(rty.count, T.INT64, span=sp),
                                  first, body_c, sp)
-        if rng.kind == CK.CALL_EXPR and rng.spelling == "irange" and _in_namespace(rng.referenced, ("c10", "at")):
+        if rng.kind == CK.CALL_EXPR and rng.spelling == "irange" and rng.referenced is not None \
+                and qualified_name(rng.referenced) == "c10::irange":  # at::irange names the same function
             args = list(rng.get_arguments())
             inits = [k for k in var_c.get_children() if _is_expr(k)]
             if len(args) not in (1, 2) or not inits:
@@ -573,7 +561,7 @@ class Lowerer:
             ety = self.types(inits[0].type)  # the range's integers: operator*'s type (end's)
             if not isinstance(ety, T.IntType):
                 return N.UnsupportedStmt("c10::irange over a non-integer type", span=sp)
-            counter = self._hidden_var(var_c.spelling, ety, sp)  # the value the witness shows
+            counter = self._local_var(var_c.spelling, ety, sp)  # the value the witness shows
             begin = N.Cast("implicit", self.expr(args[0]), ety, span=sp) if len(args) == 2 else N.IntLit(0, ety, span=sp)
             first = N.Decl(loop_var, N.Var(counter, ety, span=sp), span=self.span(var_c))
             return self._counted(counter, begin, N.Cast("implicit", self.expr(args[-1]), ety, span=sp), first, body_c,
@@ -582,7 +570,8 @@ class Lowerer:
         return N.UnsupportedStmt(f"range-based for over `{what}` (arrays of known length and c10::irange are "
                                  "supported)", span=sp)
 
-    def _hidden_var(self, name: str, ty: T.Type, sp: N.Span) -> N.VarDecl:
+    def _local_var(self, name: str, ty: T.Type, sp: N.Span) -> N.VarDecl:
+        """A local the lowering declares itself (a loop counter, a structured binding's object)."""
         self._next_var += 1
         return N.VarDecl(self._next_var, name, ty, "local", span=sp)
 
@@ -590,7 +579,7 @@ class Lowerer:
                  sp: N.Span) -> N.Stmt:
         """``{ end' = end; for (counter = begin; counter < end'; ++counter) { first; body } }``."""
         ty = counter.ty
-        bound = self._hidden_var(f"__{counter.name}_end", ty, sp)
+        bound = self._local_var(f"__{counter.name}_end", ty, sp)
         body = self.stmt(body_c)
         loop = N.For(N.Decl(counter, begin, span=sp),
                      N.Binary("<", N.Var(counter, ty, span=sp), N.Var(bound, ty, span=sp), T.BOOL, span=sp),

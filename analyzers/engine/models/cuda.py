@@ -48,6 +48,15 @@ def _remember(interp, v, origin: str, what: str) -> None:
             _remember(interp, f, origin, what)
 
 
+def untracked_store(interp, st, call, loc, origin: str, name: str) -> None:
+    """Store into ``loc`` a value the engine does not compute (a collective's output, a surface
+    read), remembered as ``untracked_result`` remembers a returned one."""
+    v = fresh_value(T.strip_ref(loc.ty), name, interp.ctx.counter)
+    if v is not None:
+        _remember(interp, v, origin, f"`{call.name}` at {call.span.file}:{call.span.line}")
+        interp.store(st, loc, v, call.span)
+
+
 def ranged_int(interp, st, name: str, ty: T.IntType, lo: int, hi: int) -> IntV:
     """A fresh integer of ``ty`` in [lo, hi], the range assumed on the path for the bit-vectors and
     the integers alike (a bit count, a device answer, a result the manifest states)."""
@@ -504,11 +513,7 @@ def cub_scan(interp, st, call, this, args):
     _cub_barrier(interp, st, call)
     for a in args[1:]:
         if isinstance(a, RefV):
-            ty = T.strip_ref(a.loc.ty)
-            v = fresh_value(ty, "scan", interp.ctx.counter)
-            if v is not None:
-                _remember(interp, v, "collective", f"`{call.name}` at {call.span.file}:{call.span.line}")
-                interp.store(st, a.loc, v, call.span)
+            untracked_store(interp, st, call, a.loc, "collective", "scan")
     return VOID
 
 
@@ -527,10 +532,7 @@ def cub_neighbours(interp, st, call, this, args):
     for i in _NEIGHBOUR_OUTPUTS[call.name.rsplit("::", 1)[-1]]:
         a = args[i] if i < len(args) else None
         if isinstance(a, RefV):
-            v = fresh_value(T.strip_ref(a.loc.ty), "neighbours", interp.ctx.counter)
-            if v is not None:
-                _remember(interp, v, "collective", f"`{call.name}` at {call.span.file}:{call.span.line}")
-                interp.store(st, a.loc, v, call.span)
+            untracked_store(interp, st, call, a.loc, "collective", "neighbours")
     return VOID
 
 
@@ -651,10 +653,7 @@ def surface_access(interp, st, call, this, args):
         return untracked_result(interp, call, "texture")
     ptr = args[0]
     if isinstance(ptr, PtrV):
-        value = fresh_value(ptr.pointee, "surface value", interp.ctx.counter)
-        if value is not None:
-            _remember(interp, value, "texture", f"`{call.name}` at {call.span.file}:{call.span.line}")
-            interp.store(st, interp.deref(ptr, ptr.pointee, call.span), value, call.span)
+        untracked_store(interp, st, call, interp.deref(ptr, ptr.pointee, call.span), "texture", "surface value")
     return VOID
 
 

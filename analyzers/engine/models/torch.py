@@ -155,7 +155,8 @@ def size(interp, st, call, this, args):
     return t.dims[_dim_index(t, _int_arg(args[0], call), st, call)]
 
 
-@model("at::Tensor::stride", "torch::stable::Tensor::stride", "tvm::ffi::TensorView::stride", "tvm::ffi::Tensor::stride")
+@model("at::Tensor::stride", "torch::stable::Tensor::stride", "tvm::ffi::TensorView::stride",
+       "tvm::ffi::Tensor::stride")
 def stride(interp, st, call, this, args):
     t = tensor_of(interp, st, this, call)
     return t.strides[_dim_index(t, _int_arg(args[0], call), st, call)]
@@ -167,7 +168,8 @@ def sizes(interp, st, call, this, args):
     return IntArrayV(tensor_of(interp, st, this, call).dims)
 
 
-@model("at::Tensor::strides", "torch::stable::Tensor::strides", "tvm::ffi::TensorView::strides", "tvm::ffi::Tensor::strides")
+@model("at::Tensor::strides", "torch::stable::Tensor::strides", "tvm::ffi::TensorView::strides",
+       "tvm::ffi::Tensor::strides")
 def strides(interp, st, call, this, args):
     return IntArrayV(tensor_of(interp, st, this, call).strides)
 
@@ -177,7 +179,8 @@ def tensor_numel(interp, st, call, this, args):
     return numel(tensor_of(interp, st, this, call), call.span)
 
 
-@model("at::Tensor::dim", "at::Tensor::ndimension", "torch::stable::Tensor::dim", "tvm::ffi::TensorView::ndim", "tvm::ffi::Tensor::ndim")
+@model("at::Tensor::dim", "at::Tensor::ndimension", "torch::stable::Tensor::dim", "tvm::ffi::TensorView::ndim",
+       "tvm::ffi::Tensor::ndim")
 def dim(interp, st, call, this, args):
     return const_int(len(tensor_of(interp, st, this, call).dims), T.INT64)
 
@@ -201,7 +204,8 @@ def nbytes(interp, st, call, this, args):
     return ints.arith("*", numel(t, call.span), elem_size_value(interp, st, t), T.INT64, call.span)
 
 
-@model("at::Tensor::is_contiguous", "torch::stable::Tensor::is_contiguous", "tvm::ffi::TensorView::IsContiguous", "tvm::ffi::Tensor::IsContiguous")
+@model("at::Tensor::is_contiguous", "torch::stable::Tensor::is_contiguous", "tvm::ffi::TensorView::IsContiguous",
+       "tvm::ffi::Tensor::IsContiguous")
 def is_contiguous(interp, st, call, this, args):
     t = tensor_of(interp, st, this, call)
     return BoolV(z3.BoolVal(t.region.note != "strided"))
@@ -295,7 +299,8 @@ def device_index(interp, st, call, this, args):
 
 
 @model("at::Tensor::data_ptr", "at::Tensor::mutable_data_ptr", "at::Tensor::const_data_ptr",
-       "torch::stable::Tensor::data_ptr", "torch::stable::Tensor::mutable_data_ptr", "torch::stable::Tensor::const_data_ptr", "tvm::ffi::TensorView::data_ptr", "tvm::ffi::Tensor::data_ptr")
+       "torch::stable::Tensor::data_ptr", "torch::stable::Tensor::mutable_data_ptr", "torch::stable::Tensor::const_data_ptr",
+       "tvm::ffi::TensorView::data_ptr", "tvm::ffi::Tensor::data_ptr")
 def data_ptr(interp, st, call, this, args):
     t = tensor_of(interp, st, this, call)
     ret = T.strip_ref(call.ty)

@@ -39,23 +39,18 @@ def dl_dtype(interp, st, call, this, args):
     (which a zero-config tensor leaves open until a dispatch decides it)."""
     t = tensor_of(interp, st, this, call)
     ty = T.strip_ref(call.ty)
-    parts = {"code": [], "bits": [], "lanes": []}
-    for name, (kind, bits, lanes) in DL_TYPES.items():
-        for key, value in (("code", DL_CODES[kind]), ("bits", bits), ("lanes", lanes)):
-            parts[key].append((name, value))
     out = {}
-    for key, table in parts.items():
+    for i, key in enumerate(("code", "bits", "lanes")):
         fty = _field(ty, key)
+        table = {name: (DL_CODES[kind], bits, lanes)[i] for name, (kind, bits, lanes) in DL_TYPES.items()}
         if t.lazy is None:
-            value = dict(table).get(t.dtype, 0)
-            out[key] = const_int(value, fty)
+            out[key] = const_int(table.get(t.dtype, 0), fty)
             continue
-        term = z3.BitVecVal(0, fty.bits)
-        for name, value in table:
+        term = z3.BitVecVal(0, fty.bits)  # a dtype DLPack has no code for
+        for name, value in table.items():
             if name in SCALAR_TYPES:
                 term = z3.If(t.lazy.code.bv == SCALAR_TYPES[name], z3.BitVecVal(value, fty.bits), term)
-        lo, hi = min(v for _, v in table), max(v for _, v in table)
-        out[key] = IntV(fty, term, min(lo, 0), hi)
+        out[key] = IntV(fty, term, 0, max(table.values()))
     return StructV(ty, out)
 
 
