@@ -320,34 +320,53 @@ def test_the_recorded_call_passes_every_launcher_parameter_in_order(tmp_path):
     assert args[2]["kind"] == "scalar" and not args[2]["float"] and args[3]["float"]
 
 
-@pytest.mark.parametrize("bound_gib", [72, 8])
-def test_a_witness_is_chosen_to_fit_the_memory_bound_and_says_so(tmp_path, bound_gib):
+def test_a_witness_is_chosen_to_fit_the_memory_bound_and_says_so(tmp_path):
     """The fewest tokens that wrap the rotation's row offset come with 80 GiB of tensors: under the
     default 72 GiB bound the witness is the smallest input that fits (more tokens, a smaller dim),
-    and the reproducer can run it; under 8 GiB no failing input fits (the two activations alone
-    hold 2^31 floats each), the finding says so and the reproducer is not runnable."""
+    and the reproducer can run it. Reproduced for a 20 GiB card, that witness does not fit, so
+    `kernelvet repro --memory-gib 20` verifies the op again under 20 GiB and writes the reproducer
+    of a failing input that fits (two activations of 2^31 floats and a small rotation), saying so;
+    for an 8 GiB card no failing input fits (the two activations alone hold 2^31 floats each): the
+    engine says so, and the reproducer is not runnable. With --no-refit the scan's witness stays."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from fixture_runner import load_fixture, run_fixture
+    import yaml
+    from fixture_runner import load_fixture, manifest_for, run_fixture
 
     from bot.reporters.jsonfmt import to_dict
     from bot.repro.plan import plan
 
     fx = load_fixture(FIXTURES / "overflow" / "rotation_row_offset_needs_memory.cu")
-    if bound_gib != 72:
-        fx.header["options"] = {"witness_memory_gib": bound_gib}
     (f,) = to_dict(run_fixture(fx, tmp_path))["findings"]
     w = f["witness"]
-    r = plan(f, memory_gib=bound_gib)
-    if bound_gib == 72:
-        assert "The smallest failing sizes need 80.0 GiB of GPU memory" in f["message"], f["message"]
-        # Wraps (token * dim past 2^31), fits (two activations and the rotation), and more tokens
-        # than the smallest overall input (16,385 at dim 131,072).
-        assert (w["num_tokens"] - 1) * w["dim"] >= 1 << 31 and w["num_tokens"] > 16385
-        assert 4 * (2 * w["num_tokens"] * w["dim"] + w["dim"] ** 2) == r.device_bytes <= 72 << 30
-        assert r.not_runnable is None
-    else:
-        assert "No failing input found fits 8.0 GiB of GPU memory" in f["message"], f["message"]
-        assert r.not_runnable and "more than the bound of 8.0 GiB" in r.not_runnable
+    r = plan(f)
+    assert "The smallest failing sizes need 80.0 GiB of GPU memory" in f["message"], f["message"]
+    # Wraps (token * dim past 2^31), fits (two activations and the rotation), and more tokens
+    # than the smallest overall input (16,385 at dim 131,072).
+    assert (w["num_tokens"] - 1) * w["dim"] >= 1 << 31 and w["num_tokens"] > 16385
+    assert 4 * (2 * w["num_tokens"] * w["dim"] + w["dim"] ** 2) == r.device_bytes <= 72 << 30
+    assert r.not_runnable is None and r.device_bytes > 20 << 30  # more than the smaller card has
+
+    report, manifest = tmp_path / "report.json", tmp_path / "kernelvet.yaml"
+    report.write_text(json.dumps({"findings": [f]}))
+    manifest.write_text(yaml.safe_dump(manifest_for(fx), sort_keys=False))
+
+    def repro(gib: str, *extra):
+        out = tmp_path / f"out{gib}{''.join(extra)}"
+        done = kernelvet("repro", "--all", "--report", str(report), "--root", str(FIXTURES), "--manifest",
+                         str(manifest), "--out", str(out), "--memory-gib", gib, *extra)
+        assert done.returncode == 0, done.stderr
+        (d,) = [p for p in out.iterdir() if p.is_dir()]
+        return done.stdout, json.loads((d / "repro.json").read_text()), (d / "repro.py").read_text()
+
+    said, desc, script = repro("20")
+    assert "witness minimised again under 20.0 GiB" in said, said
+    assert desc["runnable"] and desc["device_bytes"] <= 20 << 30, desc
+    assert any("minimised again" in n for n in desc["notes"]) and "minimised again" in script
+    said, desc, _ = repro("8")
+    assert "no failing input of this finding fits" in said, said
+    assert not desc["runnable"] and "more than the bound of 8.0 GiB" in desc["not_runnable"]
+    said, desc, _ = repro("20", "--no-refit")
+    assert "minimised again" not in said and not desc["runnable"] and desc["device_bytes"] == r.device_bytes
 
 
 def test_loaded_values_are_put_at_the_elements_the_kernel_reads(tmp_path):

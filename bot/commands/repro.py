@@ -27,7 +27,10 @@ def register(sub) -> None:
     p.add_argument("--memory-gib", type=float, default=None,
                    help="GPU memory a reproducer may allocate (default: the manifest's witness_memory_gib, 72, "
                         "which the scan chose witnesses under): a witness needing more is written as not "
-                        "runnable, and says so")
+                        "runnable, and says so, after the engine has looked for a failing input within the bound "
+                        "(the finding's op verified again, for its models and dtype)")
+    p.add_argument("--no-refit", action="store_true",
+                   help="do not verify an op again for a witness within --memory-gib: write those as not runnable")
     p.set_defaults(func=run_repro)
 
     c = sub.add_parser("confirm", help="run the reproducers kernelvet repro wrote, under compute-sanitizer, and "
@@ -71,6 +74,7 @@ def _selected(findings: list[dict], wanted: list[str], everything: bool) -> list
 
 def run_repro(args) -> int:
     from ..manifest import ManifestError, find_manifest, load
+    from ..repro.refit import refit
     from ..repro.scripts import reproduce
 
     root = Path(args.root).resolve()
@@ -83,7 +87,8 @@ def run_repro(args) -> int:
             raise UsageError(f"kernelvet: {args.report} is not a kernelvet JSON report (no findings list)")
         chosen = _selected(findings, args.findings, args.all)
         mpath = Path(args.manifest) if args.manifest else find_manifest(root)
-        spec = load(mpath).spec if mpath else None
+        manifest = load(mpath) if mpath else None
+        spec = manifest.spec if manifest is not None else None
     except UsageError as exc:
         return fail(str(exc))
     except ManifestError as exc:
@@ -93,6 +98,13 @@ def run_repro(args) -> int:
     for f in chosen:
         d = (f.get("fingerprint") or "finding")[:16]
         r, entry = reproduce(f, out, d, root, spec, args.memory_gib)
+        if r.not_runnable is not None and r.memory_bound and r.device_bytes > r.memory_bound and not args.no_refit:
+            # A smaller card than the scan's bound: the engine minimises this finding's witness again
+            # under the bound asked for, which may find a failing input that fits.
+            again, why = refit(f, root, manifest, r.memory_bound / (1 << 30))
+            print(f"{f['location']['file']}:{f['location']['line']}: {why}")
+            if again is not None:
+                r, entry = reproduce(again, out, d, root, spec, args.memory_gib, notes=(why,))
         index.append(entry)
         state = "ready" if r.not_runnable is None else f"not runnable: {r.not_runnable}"
         print(f"{out / d / 'repro.py'}: {r.check} at {r.where} ({r.kind}, "

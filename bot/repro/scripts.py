@@ -366,12 +366,14 @@ def write(r: Repro, finding: dict, out_dir: Path, root: Path) -> Path:
 
 
 def reproduce(finding: dict, out: Path, name: str, root: Path, spec=None,
-              memory_gib: float | None = None) -> tuple[Repro, dict]:
-    """Plan and write one finding's reproducer into ``out/name``; returns it and its row of
-    ``index.json`` (what ``kernelvet confirm`` runs)."""
+              memory_gib: float | None = None, notes: tuple = ()) -> tuple[Repro, dict]:
+    """Plan and write one finding's reproducer into ``out/name`` (``notes``: said in its
+    description besides the plan's own); returns it and its row of ``index.json`` (what
+    ``kernelvet confirm`` runs)."""
     # The bound the scan chose witnesses under (the manifest's witness_memory_gib) unless told.
     default = getattr(getattr(spec, "options", None), "witness_memory_gib", DEFAULT_MEMORY_GIB)
     r = plan(finding, spec, memory_gib or default)
+    r.notes.extend(notes)
     write(r, finding, out / name, root)
     return r, {"dir": name, "fingerprint": r.fingerprint, "where": r.where, "check": r.check, "kind": r.kind,
                "runnable": r.not_runnable is None}
