@@ -7,7 +7,9 @@ the engine sees an instance, so only user dims remain symbolic.
 from __future__ import annotations
 
 import ast
+import itertools
 import math
+import operator
 from dataclasses import dataclass, field
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**"}
@@ -629,6 +631,49 @@ def _concrete(e: Expr | None, env: dict):
     except ExprError:
         return None
     return v.value if isinstance(v, Num) else None
+
+
+def sample_sizes(inst: Instance, near: int = 5, tries: int = 4096) -> dict | None:
+    """Sizes meeting the binding's constraints, each user dim as near ``near`` as its range allows
+    (a control run of a verified op: a few blocks and tokens, small enough for a sanitizer to run
+    in seconds), with the derived sizes; None when none of the first ``tries`` combinations meets
+    the constraints."""
+    choices = []
+    for d in inst.dims:
+        pool = list(d.values) if d.values else range(d.lo, min(d.hi, d.lo + 2 * near + 64) + 1)
+        choices.append(sorted(pool, key=lambda v: (abs(v - near), v))[:8])
+    for n, combo in enumerate(itertools.product(*choices)):
+        if n >= tries:
+            break
+        env = {d.name: v for d, v in zip(inst.dims, combo)}
+        try:
+            for name, e in inst.derived:
+                env[name] = _concrete(e, env)
+            if all(_holds(c, env) for c in inst.constraints):
+                return env
+        except ExprError:
+            continue
+    return None
+
+
+_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
+            "!=": operator.ne}
+
+
+def _holds(e: Expr, env: dict) -> bool:
+    """Whether a constraint holds at ``env`` (ExprError when a name stays unknown)."""
+    if isinstance(e, BoolOp):
+        parts = (_holds(v, env) for v in e.values)
+        return all(parts) if e.op == "and" else any(parts)
+    if isinstance(e, Compare):
+        a, b = substitute(e.left, env), substitute(e.right, env)
+        if not (isinstance(a, Num) and isinstance(b, Num)):
+            raise ExprError(f"{to_text(e)}: a name without a value")
+        return _COMPARE[e.op](a.value, b.value)
+    v = substitute(e, env)
+    if not isinstance(v, Num):
+        raise ExprError(f"{to_text(e)}: a name without a value")
+    return bool(v.value)
 
 
 def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, line: int,

@@ -116,3 +116,6 @@ class InstanceResult:
     queries: int = 0
     fingerprint: str = ""
     work: int = 0  # engine steps and solver units spent (engine/work.py): the same on any machine
+    # With Options.control_call: the op's call at small sizes the binding allows (binding.sample_sizes),
+    # for a control run of a verified op on a GPU (bench/repro_fixtures.py --controls).
+    control_call: dict | None = None

@@ -110,9 +110,16 @@ def verdicts(fx: Fixture) -> dict:
     return {o.get("name", o.get("op") or o.get("kernel")): o.get("verdict") for o in ops}
 
 
-def run_fixture(fx: Fixture, tmp: Path):
+def run_fixture(fx: Fixture, tmp: Path, **options):
+    """Scan the fixture as the suite does; ``options``: engine options changed from the manifest's
+    (Options fields, such as control_call)."""
+    from dataclasses import replace
+
     from bot.manifest import load
-    from bot.scan import scan
+    from bot.scan import options_for, scan
+
+    def opts(manifest):
+        return replace(options_for(manifest), **options) if options else None
 
     if fx.header.get("zero_config"):
         # No binding: the ops of the file run in zero-config mode (with the manifest's statements
@@ -123,10 +130,11 @@ def run_fixture(fx: Fixture, tmp: Path):
             mpath = tmp / "kernelvet.yaml"
             mpath.write_text(yaml.safe_dump({"version": 0, "models": [], "ops": [], **extra}))
             manifest = load(mpath)
-        return scan(FIXTURES, manifest, jobs=1, zero_config_files=[fx.name])
+        return scan(FIXTURES, manifest, jobs=1, zero_config_files=[fx.name], options=opts(manifest))
     mpath = tmp / "kernelvet.yaml"
     mpath.write_text(yaml.safe_dump(manifest_for(fx), sort_keys=False))
-    return scan(FIXTURES, load(mpath), jobs=1)
+    manifest = load(mpath)
+    return scan(FIXTURES, manifest, jobs=1, options=opts(manifest))
 
 
 def compare(fx: Fixture, report) -> list[str]:

@@ -247,11 +247,41 @@ def test_sanitizer_reports_are_read_per_tool():
     warn = parse("========= Warning: Race reported between Write access at 0x2a0 in /r/k.cu:24:k()\n"
                  "========= RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)\n")
     assert warn.errors == 0 and warn.warnings == 1 and warn.first.startswith("warning: race") and warn.at == ("/r/k.cu", 24)
+    waw = parse("========= Error: (Warp Level Programming) Potential WAW hazard detected at __shared__ 0xa20 in block "
+                "(0,0,0) :\n=========     Write Thread (98,0,0) at void k<128>(__half *)+0x490 in /r/slices.cu:28\n"
+                "=========     Write Thread (97,0,0) at void k<128>(__half *)+0x4c0 in /r/slices.cu:28\n"
+                "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n")
+    assert waw.errors == 1 and waw.at == ("/r/slices.cu", 28) and "Potential WAW hazard" in waw.first, waw
     sync = parse("========= Barrier error detected. Divergent thread(s) in block\n"
                  "=========     at 0x170 in /r/b.cu:20:head_norm(float*)\n"
                  "=========     by thread (64,0,0) in block (0,0,0)\n========= ERROR SUMMARY: 1 error\n")
     assert sync.errors == 1 and sync.at == ("/r/b.cu", 20)
     assert parse("Segmentation fault").errors is None  # no summary: the tool did not finish
+
+
+def test_a_racecheck_warning_at_either_access_of_a_race_confirms_it(tmp_path):
+    """racecheck names a race's hazard at one of its two accesses, with a warning when it cannot
+    tell the values apart: a warning at the finding's other access (the race's first write)
+    confirms it too; a warning at neither access does not."""
+    from bot.repro.confirm import confirm_one
+
+    python = _fake(tmp_path / "python", "exit 0\n")
+    (tmp_path / "warn.txt").write_text(
+        "========= Warning: Race reported between Write access at 0x2a0 in /r/k.cu:24:reduce(float*)\n"
+        "=========     and Read access at 0x310 in /r/k.cu:40:reduce(float*) [8 hazards]\n"
+        "========= RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)\n")
+    sanitizer = _fake(tmp_path / "compute-sanitizer", f"cat {tmp_path}/warn.txt\n")
+    outcome = {}
+    for name, also in (("other_access", ["csrc/k.cu:24"]), ("neither", ["csrc/k.cu:25"])):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "repro.py").write_text("")
+        (d / "repro.json").write_text(json.dumps({
+            "tool": "racecheck", "use_sanitizer": True, "runnable": True, "where": "csrc/k.cu:30", "also": also,
+            "kind": "torch-op", "hangs": False, "static_only": None}))
+        outcome[name] = confirm_one(d, python, sanitizer, 60)
+    assert outcome["other_access"].status == "confirmed" and "warning" in outcome["other_access"].detail
+    assert outcome["neither"].status == "not-reproduced", outcome["neither"]
 
 
 def test_a_stable_abi_op_is_bound_through_tensor_handles_and_retried_with_half_operators(
@@ -418,3 +448,37 @@ def test_a_hang_finding_is_confirmed_by_a_run_that_does_not_return(tmp_path):
         c = confirm_one(d, python, sanitizer, timeout=4 if not hangs else 60, hang_seconds=2)
         assert c.status == status, c
         assert ("did not return in 2 s: the kernel hung" in c.detail) == hangs, c
+
+
+def test_a_verified_op_records_a_control_call_at_small_sizes_its_binding_allows(tmp_path):
+    """A correct twin's control run (bench/repro_fixtures.py --controls) needs a call: with
+    Options.control_call the engine records one at sizes near 5 that meet the binding's
+    constraints (here dim % 64 == 0 and dim >= 64: the smallest is 64, not 5), every argument
+    in the launcher's order, and writes a reproducer of it like a finding's."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixture_runner import load_fixture, run_fixture
+
+    from analyzers import binding as B
+    from bot.repro.scripts import reproduce
+
+    fx = load_fixture(FIXTURES / "threads" / "block_sum_tree.cu")
+    report = run_fixture(fx, tmp_path, control_call=True)
+    (ir,) = report.instances
+    call = ir.result.control_call
+    assert ir.result.verdict == "verified" and call is not None
+    shapes = {a["name"]: a["shape"] for a in call["args"]}
+    assert shapes == {"out": [25], "input": [25, 4096]}, shapes  # 5 sequences of 5 tokens
+    assert run_fixture(fx, tmp_path).instances[0].result.control_call is None  # only when asked
+
+    dims = (B.UserDim("batch", 1, 8), B.UserDim("dim", 64, 4096))
+    inst = B.Instance("op", "f.cu", (), dims, (("rows", B.parse_expr("batch * 2")),),
+                      (B.parse_expr("dim % 64 == 0"), B.parse_expr("rows > 12")), "float32")
+    assert B.sample_sizes(inst) == {"batch": 7, "dim": 64, "rows": 14}  # the nearest to 5 that meets both
+    impossible = B.Instance("op", "f.cu", (), dims, (), (B.parse_expr("batch > 8"),), "float32")
+    assert B.sample_sizes(impossible) is None
+
+    finding = {"check": "control", "location": {"file": fx.name, "line": call["line"]}, "call": call,
+               "fingerprint": "control0123456789", "message": ""}
+    r, entry = reproduce(finding, tmp_path / "out", "c", FIXTURES, tool="synccheck")
+    assert r.tool == "synccheck" and r.not_runnable is None and entry["runnable"]
+    assert json.loads((tmp_path / "out" / "c" / "repro.json").read_text())["tool"] == "synccheck"

@@ -3,7 +3,7 @@
 shuffle must read a lane that executes it (PTX ``shfl.sync``: the primitive waits for "all
 non-exited threads corresponding to membermask"; the value read from a lane that does not take part
 is undefined). compute-sanitizer's synccheck reported none of them on an H100 or an H200
-(bench/confirm_threads.py); a lane of the mask waiting at a barrier hangs the warp, which is seen.
+(bench/repro_fixtures.py); a lane of the mask waiting at a barrier hangs the warp, which is seen.
 Three ways to break it:
 
 - a lane of the mask took another way at a branch before it and is still running (a warp reduction

@@ -54,6 +54,8 @@ class Options:
     # Races on global memory (checks/race.py), within a block and across blocks: off by default
     # until its precision on the fixtures and vLLM matches the shared-memory check's.
     global_races: bool = False
+    # Record the op's call at small valid sizes in the result (InstanceResult.control_call).
+    control_call: bool = False
 
 
 @dataclass

@@ -141,6 +141,11 @@ def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: 
         f.zero_config = inst.zero_config
         f.call = B.concrete_call(inst, f.witness, ctx.witness_loads(f.witness), fn.name, fn.span.line, params,
                                  f.load_elements)
+    if options.control_call:
+        sizes = B.sample_sizes(inst)
+        if sizes is not None:
+            result.control_call = B.concrete_call(inst, dict(sizes, dtype=inst.dtype), {}, fn.name, fn.span.line,
+                                                  params)
     result.inconclusive = list(ctx.inconclusive)
     result.assumptions = list(ctx.assumptions)
     result.kernels = list(ctx.kernels)

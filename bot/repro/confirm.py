@@ -84,12 +84,14 @@ def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: fl
         report = parse(out)
         if report.errors is None:
             return Confirmation("not-runnable", tool, "the sanitizer printed no summary: " + _tail(out))
-        file, _, line = desc["where"].rpartition(":")
-        at_finding = names_line(report, file, int(line))
+        # The finding's line, or its other access's (racecheck may name either side of a race).
+        at_finding = any(names_line(report, file, int(line)) for file, _, line in
+                         (w.rpartition(":") for w in [desc["where"], *desc.get("also", [])]))
         if not report.found and report.warnings and at_finding:
             # racecheck's warnings are hazards it cannot prove harmful or harmless (it does not know
-            # the values); one at the finding's line is the race seen, said as a warning.
-            return Confirmation("confirmed", tool, f"racecheck warning (no error) at the finding's line: {report.first}")
+            # the values); one at either access of the finding is the race seen, said as a warning.
+            return Confirmation("confirmed", tool, f"racecheck warning (no error) at the finding's accesses: "
+                                f"{report.first}")
         if report.found:
             at = f" at {report.at[0]}:{report.at[1]}" if report.at else ""
             elsewhere = "" if not report.places or at_finding else \

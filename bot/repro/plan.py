@@ -45,9 +45,11 @@ class Repro:
     argv: list[str] = field(default_factory=list)  # a program's command-line arguments
     notes: list[str] = field(default_factory=list)
     hangs: bool = False  # the finding is a hang: a run that does not return confirms it
+    also: list[str] = field(default_factory=list)  # file:line of the finding's other access (a race's first)
 
     def describe(self) -> dict:
-        return {"fingerprint": self.fingerprint, "check": self.check, "where": self.where, "kind": self.kind,
+        return {"fingerprint": self.fingerprint, "check": self.check, "where": self.where, "also": self.also,
+                "kind": self.kind,
                 "sources": self.sources, "device_bytes": self.device_bytes, "host_bytes": self.host_bytes,
                 "memory_bound": self.memory_bound, "tool": self.tool, "use_sanitizer": self.use_sanitizer,
                 "runnable": self.not_runnable is None, "not_runnable": self.not_runnable,
@@ -66,13 +68,17 @@ def storage_bytes(arg: dict) -> int:
     return prod(shape) * size
 
 
-def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB) -> Repro:
+def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB, tool: str | None = None) -> Repro:
     """The reproducer of one finding of a JSON report; ``spec`` is the manifest's settings (include
-    directories, defines, arch) or None for a zero-config scan."""
+    directories, defines, arch) or None for a zero-config scan; ``tool``: the sanitizer tool to run
+    it under, when not the check's own."""
     call = finding.get("call")
     loc = finding["location"]
     r = Repro(finding.get("fingerprint", ""), finding["check"], f"{loc['file']}:{loc['line']}", "none", call,
-              memory_bound=int(memory_gib * (1 << 30)), tool=TOOLS.get(finding["check"], "memcheck"))
+              memory_bound=int(memory_gib * (1 << 30)), tool=tool or TOOLS.get(finding["check"], "memcheck"))
+    access = finding.get("access") or {}
+    if access.get("file") and access.get("line"):
+        r.also.append(f"{access['file']}:{access['line']}")
     r.hangs = HANG_WORDS in finding.get("message", "")
     if spec is not None:
         r.include_dirs, r.defines = list(spec.include_dirs), dict(spec.defines)

@@ -17,18 +17,22 @@ def refit(finding: dict, root: Path, manifest, memory_gib: float) -> tuple[dict 
     from ..reporters.jsonfmt import to_dict
     from ..scan import options_for, scan
     from ..zeroconfig import plan as zero_config_plan
-    from ..manifest import expand
+    from ..manifest import ManifestError, expand
 
     call = finding.get("call") or {}
     file, launcher = call.get("file"), call.get("launcher")
     if not file or not launcher:
         return None, "the finding has no recorded call to verify again"
     models, dtype = set(finding.get("models") or []), call.get("dtype")
-    if finding.get("zero_config") or manifest is None:
-        spec = manifest.spec if manifest is not None else None
-        planned = zero_config_plan(root, [file], set(), *((spec.include_dirs, spec.defines, spec.arch) if spec else ()))
-    else:
-        planned = expand(manifest, {file}, root)
+    try:
+        if finding.get("zero_config") or manifest is None:
+            spec = manifest.spec if manifest is not None else None
+            planned = zero_config_plan(root, [file], set(),
+                                       *((spec.include_dirs, spec.defines, spec.arch) if spec else ()))
+        else:
+            planned = expand(manifest, {file}, root)
+    except (ManifestError, OSError) as exc:
+        return None, f"cannot verify {file} again: {exc}"
     planned = [p for p in planned if p.launcher == launcher and (
         p.instance is None or (p.instance.dtype == dtype and (not models or models & set(p.models))))]
     if not planned:

@@ -10,6 +10,10 @@ _RACE_SUMMARY = re.compile(r"=+\s*RACECHECK SUMMARY:\s*(\d+)\s+hazards? displaye
 _ERROR = re.compile(r"=+\s*((?:Invalid|Misaligned|Out of range|Barrier|Race|Error|Program hit|Unspecified|"
                     r"Uninitialized|Divergent|Illegal|Warp)[^\n]*)")
 _HAZARD = re.compile(r"=+\s*(Error|Warning): Race reported between (\w+) access at ([^\n]+)")
+# racecheck's other form, one hazard per address: "Error: (Warp Level Programming) Potential WAW
+# hazard detected at __shared__ 0xa20 in block (0,0,0) :", then the two threads' accesses.
+_ADDRESS_HAZARD = re.compile(r"=+\s*(Error|Warning): (?:\([^)\n]*\)\s*)?(Potential \w+ hazard detected at [^\n]*?)"
+                             r"\s*:?\s*\n=+\s*(\w+) Thread [^\n]* in ([^\s:]+\.(?:cu|cuh|h|hpp|cpp|cc)):(\d+)")
 _PLACE = re.compile(r"([^\s:(]+\.(?:cu|cuh|h|hpp|cpp|cc|inl)):(\d+)")
 _AT = re.compile(r"=+\s*at (?:0x[0-9a-f]+ in )?(?:[^\n]*? in )?([^\s:]+\.(?:cu|cuh|h|hpp|cpp|cc)):(\d+)")
 
@@ -40,10 +44,14 @@ def parse(text: str) -> SanitizerReport:
             errors = int(summaries[-1])
     first, at = "", None
     h = _HAZARD.search(text)
+    a = _ADDRESS_HAZARD.search(text)
     if h and (h.group(1) == "Error" or not errors):
         first = f"{h.group(1).lower()}: race reported between {h.group(2)} access at {h.group(3).strip()}"
         loc = re.search(r"([^\s:]+\.(?:cu|cuh|h|hpp|cpp|cc)):(\d+)", h.group(3))
         at = (loc.group(1), int(loc.group(2))) if loc else None
+    elif a and (a.group(1) == "Error" or not errors):
+        first = f"{a.group(1).lower()}: {a.group(2)}; {a.group(3).lower()} at {a.group(4)}:{a.group(5)}"
+        at = (a.group(4), int(a.group(5)))
     else:
         e = _ERROR.search(text)
         if e:

@@ -244,6 +244,10 @@ def make_tensor(torch, a):
             t.copy_(torch.sort(t).values)
     elif dtype.is_floating_point and dtype.itemsize > 1:
         t.normal_()
+    elif VARIED_DATA and not dtype.is_floating_point:
+        # racecheck reports a hazard only where the values differ (two threads writing the same
+        # zero are no hazard to it): data nobody indexes with varies.
+        t.copy_(torch.randint(0, 4, shape, dtype=torch.int64, device=device).to(dtype))
     else:
         t.zero_()
     set_elements(torch, t, CALL.get("elements", {}).get(a["name"], []))
@@ -350,6 +354,7 @@ def render(r: Repro, finding: dict, root_rel: str) -> str:
         "INCLUDE_DIRS": r.include_dirs, "DEFINES": r.defines, "ARCH": r.arch if r.arch != "sm_80" else "native",
         "LAUNCHER": call.get("launcher", ""), "KERNEL": kernel, "CALL": call, "NOT_RUNNABLE": r.not_runnable,
         "UNSTATED_BUFFER_BYTES": UNSTATED_BUFFER_BYTES, "DEVICE_BYTES": r.device_bytes, "ARGV": r.argv,
+        "VARIED_DATA": r.tool == "racecheck",
     }
     head = "#!/usr/bin/env python3\n" + '"""' + _docstring(r, finding) + '\n"""\n'
     body = "\n".join(f"{k} = {v!r}" for k, v in consts.items())
@@ -366,13 +371,13 @@ def write(r: Repro, finding: dict, out_dir: Path, root: Path) -> Path:
 
 
 def reproduce(finding: dict, out: Path, name: str, root: Path, spec=None,
-              memory_gib: float | None = None, notes: tuple = ()) -> tuple[Repro, dict]:
+              memory_gib: float | None = None, notes: tuple = (), tool: str | None = None) -> tuple[Repro, dict]:
     """Plan and write one finding's reproducer into ``out/name`` (``notes``: said in its
-    description besides the plan's own); returns it and its row of ``index.json`` (what
+    description besides the plan's own; ``tool``: as plan's); returns it and its row of ``index.json`` (what
     ``kernelvet confirm`` runs)."""
     # The bound the scan chose witnesses under (the manifest's witness_memory_gib) unless told.
     default = getattr(getattr(spec, "options", None), "witness_memory_gib", DEFAULT_MEMORY_GIB)
-    r = plan(finding, spec, memory_gib or default)
+    r = plan(finding, spec, memory_gib or default, tool)
     r.notes.extend(notes)
     write(r, finding, out / name, root)
     return r, {"dir": name, "fingerprint": r.fingerprint, "where": r.where, "check": r.check, "kind": r.kind,
