@@ -15,39 +15,91 @@ then every thread that adds finds it at that constant plus what the threads befo
 (models/cuda._counted counts them). Anything else (a second store, a store in a loop or a branch
 on other values, an exit before the barrier, the address passed elsewhere, a second ``atomicAdd``
 site) leaves the old value unknown, as before.
+
+An array of counters (one per expert, per bucket) is started the same way when one statement
+fills every element with one constant before the barrier:
+
+    for (int e = threadIdx.x; e < kExperts; e += blockDim.x) s_count[e] = 0;   // any block size
+    if (threadIdx.x == 0) for (int e = 0; e < kExperts; ++e) s_count[e] = 0;
+    if (threadIdx.x < kExperts) s_count[threadIdx.x] = 0;   // only with blockDim.x >= kExperts
+
+and afterwards its elements are only read and advanced by ``atomicAdd(&s_count[e], k)``. The last
+form starts every element only when the block has as many threads as the array has elements:
+``Start.min_threads``, which models/cuda._counted asks the path to imply.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from ..kir import nodes as N
 from ..kir import types as T
 from .threads import _returns, is_block_barrier
 
 
-def atomic_add_sites(kernel: N.Function, functions) -> int:
-    """How many integer ``atomicAdd`` calls one pass through ``kernel`` may make, loops aside (a
-    call to a function counts that function's sites): a counted old value (models/cuda._counted)
-    needs the counter's to be the only one, as the engine cannot tell which counter each adds to.
-    Floating-point additions (sums, histograms of weights) never reach an integer counter."""
-    memo: dict[str, int] = {}
+@dataclass(frozen=True)
+class AddSites:
+    """The integer ``atomicAdd`` calls of one pass through a kernel (a call to a function counts
+    that function's): how many one path may make, counting a site inside a loop once (``per_path``)
+    and as unbounded (``per_path_loops``), and the constant steps they add (None: one is not a
+    constant). A counted old value (models/cuda._counted) needs every thread to add at most once,
+    by the same step: the engine cannot tell which counter each site adds to."""
 
-    def sites(fn, seen: frozenset) -> int:
-        if fn.key not in memo:
-            memo[fn.key] = count(fn.body, seen) if fn.body is not None else 0
-        return memo[fn.key]
+    per_path: int
+    per_path_loops: int
+    steps: frozenset
+    total: int = 0  # sites in all, each once (one site: its step is the one its call passes)
 
-    def count(node, seen: frozenset) -> int:
+
+UNBOUNDED = 2  # a site in a loop may add any number of times: "more than once" is all that matters
+
+
+def atomic_add_sites(kernel: N.Function, functions) -> AddSites:
+    """Additions along the path that makes the most: branches of an ``if`` or a ``?:`` are
+    alternatives (a thread takes one), so exclusive sites (`keep ? atomicAdd(&n_keep, 1) :
+    atomicAdd(&n_drop, 1)`) make one addition; floating-point additions (sums, histograms of
+    weights) never reach an integer counter."""
+    memo: dict[tuple, tuple] = {}
+    steps: set = set()
+
+    def sites(fn, seen: frozenset, loops: bool) -> tuple:
+        key = (fn.key, loops)
+        if key not in memo:
+            memo[key] = count(fn.body, seen, loops) if fn.body is not None else (0, 0)
+        return memo[key]
+
+    def total(parts) -> tuple:
+        parts = list(parts)
+        return sum(p for p, _ in parts), sum(t for _, t in parts)
+
+    def count(node, seen: frozenset, loops: bool) -> tuple:
+        """(additions on the path that makes the most, sites reached in all)"""
+        if node is None:
+            return 0, 0
         if isinstance(node, N.Cond) and _one_addition(node):
             # `block ? atomicAdd_block(p, v) : atomicAdd(p, v)` (the libcu++ shim): one addition.
-            return 1 + sum(count(a, seen) for a in node.then.args)
-        n = 0
+            steps.add(N.int_literal(_strip(node.then).args[1], _strip))
+            path, n = total(count(a, seen, loops) for a in node.then.args)
+            return path + 1, n + 1
+        if isinstance(node, (N.If, N.Cond)):
+            then, els = count(node.then, seen, loops), count(node.els, seen, loops)
+            path, n = total(count(c, seen, loops) for c in (getattr(node, "init", None), node.cond))
+            return path + max(then[0], els[0]), n + then[1] + els[1]
+        if isinstance(node, (N.For, N.While, N.DoWhile)):
+            path, n = total(count(c, seen, loops) for c in N.children(node))
+            return (UNBOUNDED if loops and path else path), n
+        path = n = 0
         if isinstance(node, N.Call):
             if _integer_add(node):
-                n = 1
+                path = n = 1
+                steps.add(N.int_literal(node.args[1], _strip) if len(node.args) > 1 else None)
             elif node.func and node.func not in seen and node.func in functions:
-                n = sites(functions[node.func], seen | {node.func})
-        return n + sum(count(c, seen) for c in N.children(node))
+                path, n = sites(functions[node.func], seen | {node.func}, loops)
+        below = total(count(c, seen, loops) for c in N.children(node))
+        return path + below[0], n + below[1]
 
-    return sites(kernel, frozenset({kernel.key}))
+    once, n = sites(kernel, frozenset({kernel.key}), False)
+    unbounded, _ = sites(kernel, frozenset({kernel.key}), True)
+    return AddSites(once, unbounded, frozenset(steps), n)
 
 
 def _integer_add(call) -> bool:
@@ -73,27 +125,45 @@ def _same_operand(a, b) -> bool:
     return la is not None and la == lb
 
 
-def started_counters(kernel: N.Function) -> dict[int, int]:
-    """The ``__shared__`` integer counters of ``kernel`` whose start is known: variable id -> value."""
+@dataclass(frozen=True)
+class Start:
+    """What a started counter holds when the first thread adds to it."""
+
+    value: int
+    # The block must have at least this many threads in x for every element to be started (the
+    # ``if (threadIdx.x < N) s[threadIdx.x] = c`` form); 0: any block.
+    min_threads: int = 0
+
+
+def started_counters(kernel: N.Function) -> dict[int, Start]:
+    """The ``__shared__`` integer counters (and arrays of them) of ``kernel`` whose start is known."""
     body = kernel.body
     if body is None:
         return {}
     stmts = body.stmts
-    counters = [s.var for s in stmts if isinstance(s, N.Decl) and s.var.storage == "shared"
-                and isinstance(s.var.ty, T.IntType)]
-    out: dict[int, int] = {}
-    for var in counters:
-        start = _start(stmts, var.id)
+    out: dict[int, Start] = {}
+    for s in stmts:
+        if not (isinstance(s, N.Decl) and s.var.storage == "shared"):
+            continue
+        var = s.var
+        if isinstance(var.ty, T.IntType):
+            start = _start(stmts, var.id, _stores_once)
+        elif isinstance(var.ty, T.ArrayType) and isinstance(var.ty.elem, T.IntType) and var.ty.count:
+            start = _start(stmts, var.id, lambda stmt, n=var.ty.count, vid=var.id: _fills(stmt, vid, n))
+        else:
+            continue
         if start is not None:
             out[var.id] = start
     return out
 
 
-def _start(stmts: tuple, vid: int) -> int | None:
+def _start(stmts: tuple, vid: int, starts) -> Start | None:
+    """The start of counter ``vid`` when one statement, ``starts(stmt)`` says how, stores it
+    before a barrier every thread reaches, and only additions and reads follow that barrier."""
     stores, adds = [], []
     for i, s in enumerate(stmts):
         for kind, value in _uses(s, vid):
-            if kind == "other":
+            if kind in ("other", "element"):  # "element": an element of an element (not a counter array)
                 return None
             if kind == "store":
                 stores.append((i, value))
@@ -102,35 +172,47 @@ def _start(stmts: tuple, vid: int) -> int | None:
     if len(stores) != 1 or len(adds) != 1 or stores[0][1] is None:
         return None
     at, value = stores[0]
-    if not _stores_once(stmts[at]):
+    start = starts(stmts[at])
+    if start is None or start is False:
         return None
     barrier = next((j for j in range(at + 1, len(stmts)) if _is_barrier_stmt(stmts[j])), None)
     if barrier is None or adds[0] <= barrier:
         return None
     if any(_returns(s) for s in stmts[:barrier]):
         return None  # a thread that leaves before the barrier may be the one that stores
-    return value
+    return start if isinstance(start, Start) else Start(value)
 
 
 def _uses(stmt, vid: int):
     """(kind, value) of every use of the variable in ``stmt``: "store" (``v = constant``; value None
     when the right side is not a constant), "add" (``atomicAdd(&v, k)``, k >= 0), "read", or "other"
     (a write of another kind, the address taken for anything but that atomicAdd)."""
-    stack = [(stmt, None)]
+    stack = [(stmt, None, None)]
     while stack:
-        node, parent = stack.pop()
+        node, parent, grandparent = stack.pop()
         if isinstance(node, N.Var) and node.decl.id == vid:
-            yield _use(parent, node)
+            kind, value = _use(parent, node)
+            # An element: used as the variable itself would be (stored, read), or decayed to a
+            # pointer (passed on: "other").
+            yield _use(grandparent, parent) if kind == "element" else (kind, value)
             continue
         if isinstance(node, N.Call) and _is_counting_add(node, vid):
             yield ("add", None)
-            stack.extend((c, node) for c in node.args[1:])
+            stack.extend((c, node, parent) for c in node.args[1:])
+            target = _strip(_strip(node.args[0]).operand)
+            if isinstance(target, N.Index):
+                stack.append((target.index, target, node))  # the element an array counter adds to
             continue
-        stack.extend((c, node) for c in N.children(node))
+        if isinstance(node, N.Cast):
+            stack.append((node.operand, parent, grandparent))  # an array's decay to a pointer, a read's conversion
+            continue
+        stack.extend((c, node, parent) for c in N.children(node))
 
 
 def _use(parent, var) -> tuple:
-    if isinstance(parent, N.Assign) and parent.lhs is var:
+    if isinstance(parent, N.Index) and _strip(parent.base) is var:
+        return ("element", None)  # an array's element: _uses looks at what is done with it
+    if isinstance(parent, N.Assign) and _strip(parent.lhs) is var:
         if parent.op != "=":
             return ("other", None)
         return ("store", N.int_literal(parent.rhs, _strip))
@@ -142,11 +224,16 @@ def _use(parent, var) -> tuple:
 
 
 def _is_counting_add(call: N.Call, vid: int) -> bool:
+    """``atomicAdd(&v, k)`` or, for an array, ``atomicAdd(&v[e], k)``, k a constant >= 0."""
     if call.name not in ("atomicAdd", "atomicAdd_block") or len(call.args) != 2:
         return False
     target = _strip(call.args[0])
-    if not (isinstance(target, N.AddrOf) and isinstance(_strip(target.operand), N.Var)
-            and _strip(target.operand).decl.id == vid):
+    if not isinstance(target, N.AddrOf):
+        return False
+    counter = _strip(target.operand)
+    if isinstance(counter, N.Index):
+        counter = _strip(counter.base)
+    if not (isinstance(counter, N.Var) and counter.decl.id == vid):
         return False
     step = N.int_literal(call.args[1], _strip)
     return step is not None and step >= 0
@@ -165,6 +252,92 @@ def _stores_once(stmt) -> bool:
     return False
 
 
+def _fills(stmt, vid: int, n: int) -> Start | None:
+    """The start of every element of an ``n``-element array ``vid`` that ``stmt`` fills with one
+    constant: a block-stride loop over [0, K) (any block), a loop over [0, K) that one thread or
+    every thread runs, or ``threadIdx.x < K`` storing at ``threadIdx.x`` (blocks of >= n threads);
+    K >= n (a larger K writes past the end, which the bounds checks report)."""
+    if isinstance(stmt, N.If) and stmt.els is None and stmt.init is None:
+        then = _only(stmt.then)
+        if _first_thread(stmt.cond) and isinstance(then, N.For):
+            return _fill_loop(then, vid, n, block_stride=False)
+        k = _below_thread_index(stmt.cond)
+        value = _element_store(then, vid, _thread_index)
+        if k is not None and k >= n and value is not None:
+            return Start(value, min_threads=n)
+        return None
+    if isinstance(stmt, N.For):
+        return _fill_loop(stmt, vid, n, block_stride=True) or _fill_loop(stmt, vid, n, block_stride=False)
+    return None
+
+
+def _fill_loop(loop: N.For, vid: int, n: int, block_stride: bool) -> Start | None:
+    """``for (int i = threadIdx.x; i < K; i += blockDim.x) v[i] = c`` (``block_stride``) or
+    ``for (int i = 0; i < K; ++i) v[i] = c``."""
+    init = loop.init
+    if not (isinstance(init, N.Decl) and init.init is not None and isinstance(init.var.ty, T.IntType)):
+        return None
+    i = init.var.id
+    first = _strip(init.init)
+    if not (_thread_index(first, "x") if block_stride else N.int_literal(first, _strip) == 0):
+        return None
+    cond = _strip(loop.cond) if loop.cond is not None else None
+    if not (isinstance(cond, N.Binary) and cond.op == "<" and _is_var(cond.lhs, i)):
+        return None
+    k = N.int_literal(cond.rhs, _strip)
+    if k is None or k < n or not _steps(loop.inc, i, block_stride):
+        return None
+    value = _element_store(_only(loop.body), vid, lambda e: _is_var(e, i))
+    return Start(value) if value is not None else None
+
+
+def _steps(inc, i: int, block_stride: bool) -> bool:
+    """``i += blockDim.x`` (``block_stride``), else ``++i`` / ``i++`` / ``i += 1``."""
+    inc = _strip(inc) if inc is not None else None
+    if isinstance(inc, N.IncDec):
+        return not block_stride and inc.op == "++" and _is_var(inc.operand, i)
+    if not (isinstance(inc, N.Assign) and inc.op == "+=" and _is_var(inc.lhs, i)):
+        return False
+    step = _strip(inc.rhs)
+    if block_stride:
+        return isinstance(step, N.Member) and isinstance(_strip(step.base), N.Global) \
+            and _strip(step.base).name == "blockDim" and step.field == "x"
+    return N.int_literal(step, _strip) == 1
+
+
+def _element_store(stmt, vid: int, index_ok) -> int | None:
+    """c, when ``stmt`` is ``v[index] = c`` with ``index_ok(index)``."""
+    if not isinstance(stmt, N.ExprStmt):
+        return None
+    e = _strip(stmt.expr)
+    if not (isinstance(e, N.Assign) and e.op == "=" and isinstance(_strip(e.lhs), N.Index)):
+        return None
+    lhs = _strip(e.lhs)
+    if not (_is_var(lhs.base, vid) and index_ok(_strip(lhs.index))):
+        return None
+    return N.int_literal(e.rhs, _strip)
+
+
+def _below_thread_index(cond) -> int | None:
+    """K of ``threadIdx.x < K``."""
+    cond = _strip(cond)
+    if isinstance(cond, N.Binary) and cond.op == "<" and _thread_index(_strip(cond.lhs), "x"):
+        return N.int_literal(cond.rhs, _strip)
+    return None
+
+
+def _only(stmt):
+    """The one statement of a block, or the statement."""
+    if isinstance(stmt, N.Block) and len(stmt.stmts) == 1:
+        return stmt.stmts[0]
+    return stmt
+
+
+def _is_var(e, vid: int) -> bool:
+    e = _strip(e)
+    return isinstance(e, N.Var) and e.decl.id == vid
+
+
 def _first_thread(cond) -> bool:
     """``threadIdx.x == 0`` (and ``&&`` of such for y and z): a condition thread (0, 0, 0) meets."""
     cond = _strip(cond)
@@ -176,8 +349,9 @@ def _first_thread(cond) -> bool:
     return any(N.int_literal(a, _strip) == 0 and _thread_index(b) for a, b in (sides, sides[::-1]))
 
 
-def _thread_index(e) -> bool:
-    return isinstance(e, N.Member) and isinstance(_strip(e.base), N.Global) and _strip(e.base).name == "threadIdx"
+def _thread_index(e, axis: str | None = None) -> bool:
+    return isinstance(e, N.Member) and isinstance(_strip(e.base), N.Global) and _strip(e.base).name == "threadIdx" \
+        and (axis is None or e.field == axis)
 
 
 def _is_barrier_stmt(stmt) -> bool:

@@ -36,7 +36,7 @@ class Thread:
     symbols: list
     dyn_smem: Region
     shared: dict = field(default_factory=dict)
-    counters: dict = field(default_factory=dict)  # shared counters' start values (counters.py): var id -> value
+    counters: dict = field(default_factory=dict)  # started shared counters (counters.py): var id -> counters.Start
 
 
 class HostOps:

@@ -385,9 +385,10 @@ def _counted(interp, st, call, loc, args, initial):
     threads, th = interp.ctx.threads, st.thread
     if not call.name.startswith("atomicAdd") or len(args) < 2 or threads is None or th is None:
         return None
-    if interp.kernel_add_sites() > 1:
-        # Another integer atomicAdd of the kernel may add to the same counter (by any amount, at
-        # any turn): what this one returns is not counted.
+    sites = interp.kernel_add_sites()
+    if sites.per_path > 1:
+        # A thread may add twice, here and at another site, to the same counter (the engine
+        # cannot tell which counter each site adds to): what this one returns is not counted.
         return None
     ty, inc = T.strip_ref(call.ty), args[1]
     region = getattr(loc, "region", None)
@@ -396,8 +397,10 @@ def _counted(interp, st, call, loc, args, initial):
     # A global counter the binding starts counts every thread of the grid; a shared one the kernel
     # starts before a barrier (counters.py), the threads of its block.
     shared = _started_shared_counter(th, region)
+    if shared is not None and shared.min_threads and not _block_has(interp, st, th, shared.min_threads):
+        return None  # the start covers the first min_threads elements only, and the block may be smaller
     if shared is not None:
-        initial = const_int(shared, ty)
+        initial = const_int(shared.value, ty)
     elif region.kind != "global" or region.values is None or region.id in interp.ctx.launch_written:
         # (A counter an earlier launch added to no longer holds what the binding states.)
         return None
@@ -408,7 +411,13 @@ def _counted(interp, st, call, loc, args, initial):
     most = 1
     for d in dims:
         most *= max(d.hi, 1)
-    if interp.loop_depth > 0 or step * most > (1 << 62):
+    if interp.loop_depth > 0 or step * most > (1 << 62) or sites.per_path_loops > 1 \
+            or (sites.total > 1 and sites.steps != {step}):
+        # Threads may add more than once (a site in a loop), or by another step at an exclusive
+        # site: the count of additions before this one is not a number of threads. What stays is
+        # that no addition lowers the counter, when none adds a negative or unknown amount.
+        if sites.total > 1 and any(k is None or k < 0 for k in sites.steps):
+            return None
         v = fresh_result(interp, call, "atomic_old")
         lo = initial.lo
         term = v.bv >= lo if ty.signed else z3.UGE(v.bv, lo) if lo >= 0 else z3.BoolVal(True)
@@ -434,9 +443,15 @@ def _counted(interp, st, call, loc, args, initial):
     return IntV(ty, value, initial.lo, initial.hi + step * (most - 1), iv=ints.I(initial) + step * ints.I(j))
 
 
-def _started_shared_counter(th, region) -> int | None:
-    """The start value of a ``__shared__`` counter the kernel starts before a barrier, if ``region``
-    is one (engine/counters.py)."""
+def _block_has(interp, st, th, n: int) -> bool:
+    """Whether the path implies blocks of at least ``n`` threads in x."""
+    x = th.block.fields["x"]
+    return interp.ctx.excluded(st.pc, ints.I(x) < n)
+
+
+def _started_shared_counter(th, region):
+    """The start (counters.Start) of a ``__shared__`` counter, or array of counters, the kernel
+    starts before a barrier, if ``region`` is one (engine/counters.py)."""
     if region.kind != "shared":
         return None
     for vid, start in th.counters.items():
