@@ -48,7 +48,11 @@ class TensorUse:
 
 
 def tensor_kind(ty: T.Type) -> str | None:
-    kind = getattr(T.strip_ref(ty), "kind", None)
+    """"tensor", "optional" (an optional tensor), or None (optionals of scalars included)."""
+    ty = T.strip_ref(ty)
+    kind = getattr(ty, "kind", None)
+    if kind == "optional" and getattr(ty, "payload", None) is not None:
+        return None
     return kind if kind in ("tensor", "optional") else None
 
 
@@ -202,7 +206,8 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
     absent. Each comes with a readable label."""
     limits = limits or Limits()
     uses = tensor_uses(program, fn)
-    optional = [p for p in fn.params if tensor_kind(p.ty) == "optional"]
+    optional = [p for p in fn.params if tensor_kind(p.ty) == "optional"
+                or getattr(T.strip_ref(p.ty), "payload", None) is not None]
     variants = [("", False)] + ([("optionals absent", True)] if optional else [])
     # A scalar the launcher dispatches on with a switch (a quantization type): one instance per
     # case, each with its own time budget, as a manifest would bind one value per op.
@@ -337,6 +342,13 @@ def _argument(p: N.VarDecl, uses, limits: Limits, dims: list, constraints: list,
     ty = T.strip_ref(p.ty)
     if kind == "optional" and absent:
         return B.AbsentArg()
+    payload = getattr(ty, "payload", None)
+    if payload is not None:
+        # An optional number: present with any value (as the number would be), absent with the
+        # optional tensors.
+        if absent:
+            return B.AbsentArg()
+        ty = payload
     if kind:
         u = uses.get(p.name, TensorUse())
         rank = u.fixed_rank if u.fixed_rank is not None else max(u.rank, 1)

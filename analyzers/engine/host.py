@@ -3,7 +3,7 @@ thread each (blockIdx in [0, gridDim), threadIdx in [0, blockDim)), CUDA built-i
 shared memory."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import z3
 
@@ -141,6 +141,15 @@ class HostOps:
                 raise BindingError(f"argument '{p.name}' of {fn.display} is not an optional tensor: 'optional' needs "
                                    "std::optional<Tensor>")
             return self.make_tensor(p.name, arg, st, p.span)
+        if kind == "optional" and ty.payload is not None:
+            # An optional number: absent, or present with the value the binding gives (any value
+            # of its type when unbound, as the number itself would be).
+            if isinstance(arg, B.AbsentArg):
+                return OptionalV(None, p.name)
+            if arg is None or isinstance(arg, B.ScalarArg):
+                return OptionalV(self.bind_param(replace(p, ty=ty.payload), arg, st, fn), p.name)
+            raise BindingError(f"argument '{p.name}' of {fn.display} is an optional {ty.payload.name}: give a "
+                               "value expression or 'absent'")
         if kind == "optional":
             if arg is None or isinstance(arg, B.AbsentArg):
                 return OptionalV(None, p.name)

@@ -162,6 +162,7 @@ def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: 
 def _param_kind(ty) -> str:
     """How a reproducer passes a parameter the binding leaves out (binding.concrete_call)."""
     ty = T.strip_ref(ty)
+    ty = getattr(ty, "payload", None) or ty  # an optional number the binding leaves out is taken present
     if isinstance(ty, (T.IntType, T.BoolType)):
         return "int"
     return "float" if isinstance(ty, T.FloatType) else "other"

@@ -125,6 +125,14 @@ class TypeMapper:
             return T.StructType(t.spelling, fields, max(t.get_size(), 0), max(t.get_align(), 1))
         return T.OpaqueType(clean_spelling(t.spelling), "unknown", max(t.get_size(), 0), max(t.get_align(), 1))
 
+    def _scalar_payload(self, t: ci.Type) -> T.Type | None:
+        """The value type of an optional of an integer, flag or floating-point number."""
+        canonical = t.get_canonical()
+        if canonical.get_num_template_arguments() < 1:
+            return None
+        payload = self.map(canonical.get_template_argument_type(0))
+        return payload if isinstance(payload, (T.IntType, T.BoolType, T.FloatType)) else None
+
     def _record(self, t: ci.Type) -> T.Type:
         decl = t.get_declaration()
         spelling = clean_spelling(t.get_canonical().spelling)
@@ -136,7 +144,7 @@ class TypeMapper:
         if base in OPAQUE_CLASSES:
             return T.OpaqueType(spelling, OPAQUE_CLASSES[base], max(t.get_size(), 0), max(t.get_align(), 1))
         if base in ("std::optional", "c10::optional"):
-            return T.OpaqueType(spelling, "optional", max(t.get_size(), 0), 8)
+            return T.OpaqueType(spelling, "optional", max(t.get_size(), 0), 8, self._scalar_payload(t))
         # std::nullopt_t stays a (field-less) struct: std::optional's model recognises it by type; the
         # tuple shim (fields _M_head, _M_tail) is plain code the engine runs (tuple_cat, std::apply).
         if base.startswith("std::") and base not in STD_RECORDS:

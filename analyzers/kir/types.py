@@ -161,6 +161,9 @@ class OpaqueType(Type):
     kind: str = "opaque"
     size: int = 0
     align: int = 1
+    # An optional of a scalar (std::optional<int64_t>, TVM-FFI's Optional<double>): the scalar's
+    # type; None for an optional tensor (or of anything else the engine models as a whole).
+    payload: "Type | None" = None
 
     @property
     def name(self) -> str:

@@ -49,10 +49,21 @@ def has_value(interp, st, call, this, args):
     return BoolV(z3.BoolVal(o.value is not None))
 
 
+def _scalar(ty) -> bool:
+    return isinstance(T.strip_ref(ty), (T.IntType, T.BoolType, T.FloatType))
+
+
 @model("std::optional::value", "std::optional::operator*")
 def opt_value(interp, st, call, this, args):
     o = _optional(interp, st, this, call)
     checked = call.name.endswith("value")
+    if _scalar(call.ty) and o.present is None:
+        # An optional number (the binding fixes its presence): its value, or the throw of value().
+        if o.value is None:
+            if checked:
+                raise PathEnd("abort", "value() of an empty optional throws", call.span, kind="check")
+            raise PathEnd("stuck", f"`*{o.name}` of an empty optional: no value to read", call.span)
+        return RefV(interp.materialize(o.value, T.strip_ref(call.ty), st, call.span))
     if checked and (o.value is None or (o.present is not None and not interp.ctx.feasible(st.pc, o.present))):
         raise PathEnd("abort", "value() of an empty optional throws", call.span, kind="check")
     if checked and o.present is not None:
@@ -74,7 +85,14 @@ def opt_value_or(interp, st, call, this, args):
     o = _optional(interp, st, this, call)
     if o.present is not None:
         raise PathEnd("stuck", f"value_or of `{o.name}`, which may be present or absent", call.span)
-    return o.value if o.value is not None else args[0]
+    if o.value is not None:
+        return o.value
+    default = args[0]
+    if _scalar(call.ty) and isinstance(default, RefV):
+        default = interp.load(st, default.loc, call.span)  # value_or(U&&): the default, converted
+    if _scalar(call.ty):
+        return interp.convert_value(default, T.strip_ref(call.ty), call.span, st)
+    return default
 
 
 @model("std::optional::optional")
