@@ -8,7 +8,7 @@ import z3
 from ..kir import nodes as N
 from ..kir import types as T
 from . import ints, replay
-from .memory import ForkNeeded, PathEnd, index_to_int64, int_size, unsupported
+from .memory import UNCHECKED_SIZE, ForkNeeded, PathEnd, index_to_int64, int_size, unsupported
 from .state import State, absorb, decided, fresh_value, merge_values
 from .values import (BoolV, ClosureV, FloatV, exact_float, FuncV, IntV, Loc, MultiLoc, MultiPtrV, OpaqueV, PtrV, RefV,
                      StructV, Val, bool_of, const_int)
@@ -468,8 +468,27 @@ class ExprOps:
                     off = v.bv - base
                 iv = v.iv - self.region_base_int(region) if v.iv is not None else None
                 return PtrV(region, IntV(T.INT64, off, T.INT64.min, T.INT64.max, iv=iv), to.pointee)
+            if isinstance(v, IntV):
+                return self.pointer_from_integer(to, span)
             raise PathEnd("stuck", "an integer converted to a pointer", span)
         return v
+
+    def pointer_from_integer(self, to: T.PtrType, span: N.Span) -> PtrV:
+        """A pointer made from an integer the engine cannot trace to an object (peer GPUs' buffers
+        an IPC handle hands over, addresses stored in a tensor): memory nobody sized, at an address
+        the engine does not know, taken as aligned for the type the cast names (the cast's own
+        contract). Accesses through it are not checked, which the instance lists as an
+        assumption; what it reads is any value. One object per cast in the source."""
+        key = ("int-pointer", span.file, span.line, span.col)
+        region = self._statics.get(key)
+        if region is None:
+            align = max(getattr(to.pointee, "align", 1) or 1, 1)
+            region = self._statics[key] = self.new_region(
+                "global", f"memory at an address made from an integer (`{span.text}`)", UNCHECKED_SIZE, span,
+                align=align, note="from-integer")
+            self.ctx.note(f"`{span.text}` at {span.file}:{span.line} makes a pointer from an integer: accesses "
+                          "through it are not checked (the size of what it points to is not known)")
+        return PtrV(region, const_int(0, T.INT64), to.pointee)
 
     def pointer_address(self, p: PtrV, to: T.IntType, st: State, span: N.Span) -> IntV:
         """The integer value of a pointer: the object's base address (aligned as its allocator

@@ -13,12 +13,17 @@ def lvalue_root(e: N.Expr) -> N.VarDecl | None:
             return e.decl
         if isinstance(e, N.Member) and not e.arrow:
             e = e.base
-        elif isinstance(e, N.Index) and isinstance(T.strip_ref(e.base.ty), T.ArrayType):
+        elif isinstance(e, N.Index) and (isinstance(T.strip_ref(e.base.ty), T.ArrayType) or _decayed(e.base)):
             e = e.base
         elif isinstance(e, N.Cast):
             e = e.operand
         else:
             return None
+
+
+def _decayed(e) -> bool:
+    """An array converted to a pointer to its first element (``a`` in ``a[i]``)."""
+    return isinstance(e, N.Cast) and e.kind == "decay"
 
 
 def _walk(node, fn) -> None:
@@ -94,12 +99,17 @@ def assigned_vars(*nodes, fields: dict | None = None, functions=None) -> tuple[s
             if fields is not None:
                 fields[root.id] = None
 
+    indexed: set = set()  # arrays decayed only to be indexed: a read, unless the element is written
+
     def visit(n):
+        if isinstance(n, N.Index) and _decayed(n.base):
+            indexed.add(id(n.base))
         if isinstance(n, N.Assign):
             assigned(n, n.lhs)
         elif isinstance(n, N.IncDec):
             assigned(n, n.operand)
-        elif isinstance(n, N.AddrOf) or (isinstance(n, N.Cast) and n.kind == "decay"):
+        elif isinstance(n, N.AddrOf) or (_decayed(n) and id(n) not in indexed):
+            # An address taken, or an array passed on as a pointer: written through it, maybe.
             written_whole(n.operand)
         elif isinstance(n, (N.Call, N.Construct)):
             for a, pt in zip(n.args, n.param_types):
