@@ -24,7 +24,8 @@ UNTRACKED = {"lane": "a value from another lane of the warp", "collective": "the
              "symbol": "the contents of a __constant__ or __device__ variable, which the host sets at run time",
              "float": "a floating-point value",
              "texture": "the contents of a texture, which the engine does not follow",
-             "random": "a random number the program draws at run time (curand)"}
+             "random": "a random number the program draws at run time (curand)",
+             "foreign": "memory a pointer made from an integer points to (an object another call made)"}
 
 
 class BudgetExceeded(Exception):

@@ -475,10 +475,11 @@ class ExprOps:
 
     def pointer_from_integer(self, to: T.PtrType, span: N.Span) -> PtrV:
         """A pointer made from an integer the engine cannot trace to an object (peer GPUs' buffers
-        an IPC handle hands over, addresses stored in a tensor): memory nobody sized, at an address
-        the engine does not know, taken as aligned for the type the cast names (the cast's own
-        contract). Accesses through it are not checked, which the instance lists as an
-        assumption; what it reads is any value. One object per cast in the source."""
+        an IPC handle hands over, addresses stored in a tensor), or read from such memory: memory
+        nobody sized, at an address the engine does not know, taken as aligned for the type the
+        cast names (the cast's own contract). Accesses through it are not checked, which the
+        instance lists as an assumption; what it reads is any value. One object per place in the
+        source."""
         key = ("int-pointer", span.file, span.line, span.col)
         region = self._statics.get(key)
         if region is None:
@@ -486,8 +487,9 @@ class ExprOps:
             region = self._statics[key] = self.new_region(
                 "global", f"memory at an address made from an integer (`{span.text}`)", UNCHECKED_SIZE, span,
                 align=align, note="from-integer")
-            self.ctx.note(f"`{span.text}` at {span.file}:{span.line} makes a pointer from an integer: accesses "
-                          "through it are not checked (the size of what it points to is not known)")
+            self.ctx.note(f"`{span.text}` at {span.file}:{span.line} makes a pointer from an integer (or reads one "
+                          "from memory nobody sized): accesses through it are not checked (the size of what it "
+                          "points to is not known)")
         return PtrV(region, const_int(0, T.INT64), to.pointee)
 
     def pointer_address(self, p: PtrV, to: T.IntType, st: State, span: N.Span) -> IntV:

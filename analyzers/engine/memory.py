@@ -338,12 +338,33 @@ class MemoryOps:
         return v
 
     def _load_untracked(self, st: State, region: Region, ty: T.Type, span: N.Span, off=None) -> Val:
+        if region.note == "from-integer":
+            return self._load_foreign(st, region, ty, span, off)
         if region.note == "argv" and isinstance(ty, T.PtrType):
             # A command-line string: its content and length are the user's.
             string = self.new_region("host", f"a string of {region.name}", UNCHECKED_SIZE, span, align=1,
                                      note="unchecked")
             return PtrV(string, const_int(0, T.INT64), ty.pointee)
         return self._bound_loaded(st, region, self._fresh(ty, region.name, span), span, off)
+
+    def _load_foreign(self, st: State, region: Region, ty: T.Type, span: N.Span, off=None) -> Val:
+        """A read of memory a pointer made from an integer points to (an object another call made,
+        a peer's buffer): any value, never the op's input (a finding that needs it is
+        ``needs-values``); a pointer stored there points to memory nobody sized too. In host code
+        (one thread, nothing else writes it meanwhile) a field read twice is one value."""
+        c = off.concrete() if off is not None else None
+        host = st.thread is None and c is not None
+        if host:
+            known = st.content(region).get(c)
+            if known is not None and known[0] == ty:
+                return known[1]
+        if isinstance(ty, T.PtrType):
+            v = self.pointer_from_integer(ty, span)
+        else:
+            v = self._bound_loaded(st, region, self._fresh(ty, region.name, span), span, off)
+        if host:
+            st.write_content(region)[c] = (ty, v)
+        return v
 
     def _bound_loaded(self, st: State, region: Region, v: Val, span: N.Span, off=None) -> Val:
         """Register a loaded value for witnesses and bound it by the binding's value range.
@@ -360,7 +381,8 @@ class MemoryOps:
         # tensor at the op's entry only.
         written = region.id in self.ctx.launch_written
         kind = "scratch" if region.kind == "global" and (region.note == "allocated" or written) else \
-            "symbol" if region.note == "symbol" else "unstated" if region.unstated else region.kind
+            "symbol" if region.note == "symbol" else "foreign" if region.note == "from-integer" else \
+            "unstated" if region.unstated else region.kind
         stated = region.values is not None and not written
         self.ctx.symbol(f"{region.name}[...] loaded at {span.file}:{span.line}", v.bv, "load", v.ty.signed,
                         (kind, region.name, stated))

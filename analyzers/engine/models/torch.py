@@ -9,6 +9,7 @@ from __future__ import annotations
 import z3
 
 from ...binding import DTYPE_SIZES
+from ...kir import nodes as N
 from ...kir import types as T
 from .. import ints, lia
 from ..memory import PathEnd
@@ -774,8 +775,10 @@ def device_properties(interp, st, call, this, args):
 @model("kernelvet_detail::check_failed", "__kernelvet_throw", "__assert_fail", "abort", "exit", "__trap",
        "std::abort", "std::exit")
 def check_failed(interp, st, call, this, args):
-    text = " ".join(call.span.text.split())
-    raise PathEnd("abort", f"`{text[:120]}` fails" if text else "a failing check", call.span, kind="check")
+    # A check a shim's macro makes (TVM_FFI_ICHECK) fails at the user's line that wrote it.
+    span, _ = N.in_user_code(call.span, interp.stack_spans(st))
+    text = " ".join(span.text.split())
+    raise PathEnd("abort", f"`{text[:120]}` fails" if text else "a failing check", span, kind="check")
 
 
 
