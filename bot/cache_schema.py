@@ -54,6 +54,7 @@ class CallEntry(_Strict):
     loads: dict[StrictStr, list[Number]]
     elements: dict[StrictStr, list[tuple[StrictInt, Number]]] = {}  # memory -> [element, value] loaded
     unknown: list[StrictStr]
+    foreign_pointers: list[StrictStr] = []  # where the op made pointers from integers
 
 
 class FindingEntry(_Strict):

@@ -482,3 +482,23 @@ def test_a_verified_op_records_a_control_call_at_small_sizes_its_binding_allows(
     r, entry = reproduce(finding, tmp_path / "out", "c", FIXTURES, tool="synccheck")
     assert r.tool == "synccheck" and r.not_runnable is None and entry["runnable"]
     assert json.loads((tmp_path / "out" / "c" / "repro.json").read_text())["tool"] == "synccheck"
+
+
+def test_a_finding_in_an_op_that_makes_pointers_from_integers_is_not_runnable(tmp_path):
+    """The all-reduce's write past `out` is a real finding, but its op reads peers' buffers through
+    pointers made from integers (addresses another process handed over): the call records where,
+    and the reproducer says it cannot make that memory instead of running into a null pointer."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixture_runner import load_fixture, run_fixture
+
+    from bot.reporters.jsonfmt import to_dict
+    from bot.repro.plan import plan
+
+    fx = load_fixture(FIXTURES / "host" / "peer_pointers_output_one_past.cu")
+    (f,) = to_dict(run_fixture(fx, tmp_path))["findings"]
+    assert f["call"]["foreign_pointers"] and "reinterpret_cast<const float*>" in f["call"]["foreign_pointers"][0]
+    r = plan(f)
+    assert r.not_runnable and "pointers from integers" in r.not_runnable
+    g = to_dict(run_fixture(load_fixture(FIXTURES / "optional" / "group_quant_scales_sized_for_default.cu"),
+                            tmp_path))["findings"][0]
+    assert "foreign_pointers" not in g["call"] and plan(g).not_runnable is None

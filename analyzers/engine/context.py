@@ -93,6 +93,8 @@ class Context:
         # Ids of the regions an earlier kernel launch of the op wrote (on any path): their binding's
         # `values` describe them at the op's entry, not any more.
         self.launch_written: set = set()
+        # Where the op made pointers from integers (source texts): memory a reproducer cannot make.
+        self.foreign_pointers: list[str] = []
         self.string_choices: dict = {}  # a host string compared with literals -> its choice (an IntV)
         self.string_codes: dict = {}  # a string literal -> its code among the choices
         self.user_terms: list[z3.ExprRef] = []

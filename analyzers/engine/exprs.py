@@ -487,6 +487,7 @@ class ExprOps:
             region = self._statics[key] = self.new_region(
                 "global", f"memory at an address made from an integer (`{span.text}`)", UNCHECKED_SIZE, span,
                 align=align, note="from-integer")
+            self.ctx.foreign_pointers.append(f"`{span.text}` at {span.file}:{span.line}")
             self.ctx.note(f"`{span.text}` at {span.file}:{span.line} makes a pointer from an integer (or reads one "
                           "from memory nobody sized): accesses through it are not checked (the size of what it "
                           "points to is not known)")

@@ -141,6 +141,8 @@ def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: 
         f.zero_config = inst.zero_config
         f.call = B.concrete_call(inst, f.witness, ctx.witness_loads(f.witness), fn.name, fn.span.line, params,
                                  f.load_elements)
+        if ctx.foreign_pointers:
+            f.call["foreign_pointers"] = list(ctx.foreign_pointers)
     if options.control_call:
         sizes = B.sample_sizes(inst)
         if sizes is not None:

@@ -109,6 +109,10 @@ def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB, tool:
             call["unknown"] = [u for u in call.get("unknown", []) if u != call["args"][1]["name"]]
     else:
         r.kind = "torch-op"
+    if call.get("foreign_pointers") and r.not_runnable is None:
+        r.not_runnable = (f"the op makes pointers from integers ({', '.join(call['foreign_pointers'][:2])}): the "
+                          "memory they point to (another process's or GPU's buffers) is not something a "
+                          "reproducer can allocate")
     if call.get("unknown") and r.not_runnable is None:
         r.not_runnable = (f"the witness leaves the size or value of {', '.join(call['unknown'][:4])} open: "
                           "no call to build")
