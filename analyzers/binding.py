@@ -640,8 +640,14 @@ def sample_sizes(inst: Instance, near: int = 5, tries: int = 4096) -> dict | Non
     the constraints."""
     choices = []
     for d in inst.dims:
-        pool = list(d.values) if d.values else range(d.lo, min(d.hi, d.lo + 2 * near + 64) + 1)
-        choices.append(sorted(pool, key=lambda v: (abs(v - near), v))[:8])
+        if d.values:
+            pool = sorted(d.values, key=lambda v: (abs(v - near), v))[:8]
+        else:
+            # The values nearest ``near``, then powers of two (launchers often want a multiple of
+            # a block: 16 x 16 tokens is 256).
+            near_ones = sorted(range(d.lo, min(d.hi, d.lo + 2 * near) + 1), key=lambda v: (abs(v - near), v))[:8]
+            pool = near_ones + [1 << k for k in range(11) if d.lo <= 1 << k <= d.hi and 1 << k not in near_ones]
+        choices.append(pool)
     for n, combo in enumerate(itertools.product(*choices)):
         if n >= tries:
             break
