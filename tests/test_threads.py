@@ -161,3 +161,19 @@ def test_a_race_left_to_values_still_says_it_needs_two_equal_slots(tmp_path):
     assert inc.reason == "needs-values" and "floating-point value" in inc.detail
     assert "two elements of `slot_mapping` to hold the same value" in inc.detail
     assert "`distinct: true`" in inc.detail
+
+
+def test_a_race_reached_through_a_collectives_output_needs_values(tmp_path):
+    """With global races on, `starts[ids[k]] = pos` under cub's discontinuity flags (`diffs[k] != 0`:
+    a segment's first element) is a pair two threads reach only if the collective's output lets
+    both store one id, which its real output never does: the race rests on values the engine does
+    not compute and is needs-values, not a finding (it was a false race). The unguarded twin's
+    out-of-bounds write, which needs no such value, is still reported."""
+    fx = load_fixture(FIXTURES / "threads" / "cub_adjacent_difference_segment_starts.cu")
+    report = run_fixture(fx, tmp_path, global_races=True)
+    assert not report.findings, [m.finding.message for m in report.findings]
+    details = [i.detail for ir in report.instances for i in ir.result.inconclusive if i.reason == "needs-values"]
+    assert any("reached through a branch on the result of a block or warp collective" in d for d in details), details
+    twin = run_fixture(load_fixture(FIXTURES / "threads" / "cub_adjacent_difference_segment_starts_unguarded.cu"),
+                       tmp_path, global_races=True)
+    assert {m.check for m in twin.findings} == {"oob"}

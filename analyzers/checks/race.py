@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import z3
 
 from ..engine.solver import SolverUnknown
-from ..engine.context import _vars
+from ..engine.context import UNTRACKED, _vars
 from ..engine.threads import PRIME, SecondThread, second_thread_witness, small_model, thread_text, warp_of
 from ..findings import STATIC_ONLY_BLOCK_SCOPE, Finding, Fix
 from .base import Check, depends_on_summary, span_key
@@ -239,7 +239,7 @@ class RaceCheck(Check):
             ctx.stuck("imprecise-loop", f"a possible race between `{ea.span.text}` and `{eb.span.text}` on "
                       f"`{ea.region.name}` depends on {summary}, which the loop summary cannot bound", eb.span)
             return True
-        why = ctx.value_dependence(ctx.loads_in(cond))
+        why = ctx.value_dependence(ctx.loads_in(cond)) or _reached_through_untracked(ctx, threads, a, b)
         if why is not None:
             ctx.stuck("needs-values", f"a possible race between `{ea.span.text}` and `{eb.span.text}` on "
                       f"`{ea.region.name}` {why}{_needs_repeats(ctx, rename, cond, model)}", eb.span)
@@ -302,6 +302,26 @@ class RaceCheck(Check):
         constraints = list(pc_a) + [rename(t) for t in pc_b] + [cond]
         return rename, cond, constraints + rename.equal_loads([cond]) + rename.distinct_loads(
             [cond], threads.distinct) + rename.distinct_orders([cond])
+
+
+# Values one thread gets from what the others hold (a collective's output, another lane's value,
+# an atomic's old value): the engine takes each thread's as independent, which real runs are not.
+# A thread's own untracked values (a float test on its input, an unknown function of it) are not
+# among them: inputs can make each thread's come out either way.
+SHARED_OUTCOMES = ("collective", "lane", "atomic")
+
+
+def _reached_through_untracked(ctx, threads, a: "Place", b: "Place") -> str | None:
+    """Why a race's two threads may not both reach their accesses in a real run: a branch on the
+    way decides on a value the engine does not compute (a collective's output, another lane's
+    value), which the witness would choose for both threads at once. cub's discontinuity flags
+    let only a segment's first element store its id: two threads storing one id is a pair no real
+    run makes. The race then rests on that value."""
+    decisions = [t for p in (a, b) for t in p.terms(ctx)[0] if t.get_id() in threads.decisions]
+    for kind, name, _ in ctx.loads_in(z3.And(*decisions)) if decisions else []:
+        if kind in SHARED_OUTCOMES:
+            return f"is reached through a branch on {UNTRACKED[kind]} ({name}), which the engine does not compute"
+    return None
 
 
 def _atomic_for_both(a, b, cross: bool) -> bool:
