@@ -177,3 +177,16 @@ def test_a_race_reached_through_a_collectives_output_needs_values(tmp_path):
     twin = run_fixture(load_fixture(FIXTURES / "threads" / "cub_adjacent_difference_segment_starts_unguarded.cu"),
                        tmp_path, global_races=True)
     assert {m.check for m in twin.findings} == {"oob"}
+
+
+def test_segments_of_a_nondecreasing_indptr_do_not_race_across_blocks(tmp_path):
+    """With global races on, each block copies its segment [indptr[b], indptr[b + 1]) of a ragged
+    batch: two blocks' stores meet only if their segments overlap, which a nondecreasing indptr
+    (as the binding states) rules out, since indptr[b + 1] <= indptr[b'] for b < b'. It was a false
+    race ("needs two elements of indptr to hold the same value")."""
+    from fixture_runner import compare
+
+    fx = load_fixture(FIXTURES / "relations" / "indptr_gather_nondecreasing.cu")
+    report = run_fixture(fx, tmp_path, global_races=True)
+    assert not [m for m in report.findings if m.check == "race"], [m.finding.message for m in report.findings]
+    assert not compare(fx, report)

@@ -300,8 +300,10 @@ class RaceCheck(Check):
             parts.append(value_a != rename(value_b))  # the same value written by both: benign
         cond = z3.And(*parts)
         constraints = list(pc_a) + [rename(t) for t in pc_b] + [cond]
+        # A nondecreasing tensor's order bounds the segments the two threads' paths pick (the
+        # loads sit in the path conditions more often than in the race's own condition).
         return rename, cond, constraints + rename.equal_loads([cond]) + rename.distinct_loads(
-            [cond], threads.distinct) + rename.distinct_orders([cond])
+            [cond], threads.distinct) + rename.distinct_orders([cond]) + rename.ordered_loads(constraints)
 
 
 # Values one thread gets from what the others hold (a collective's output, another lane's value,

@@ -66,6 +66,10 @@ class TensorFacts:
         """Ids of the regions whose elements the binding states pairwise different."""
         return {rid for rid, (name, _) in self.watched.items() if name in self.distinct}
 
+    def nondecreasing_regions(self) -> dict:
+        """Region id -> element size of the tensors the binding states nondecreasing."""
+        return {rid: esize for rid, (name, esize) in self.watched.items() if name in self.nondecreasing}
+
     def track(self, region: Region, name: str, esize: int) -> None:
         if name in self.tensors:
             self.watched[region.id] = (name, esize)

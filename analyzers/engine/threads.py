@@ -193,6 +193,7 @@ class LaunchThreads:
     loads: dict = field(default_factory=dict)
     written: set = field(default_factory=set)  # ids of the regions the launch writes
     distinct: set = field(default_factory=set)  # ids of regions whose elements the binding states all different
+    nondecreasing: dict = field(default_factory=dict)  # region id -> element size, of nondecreasing tensors
     # An atomicAdd's rank among the threads adding at its statement: z3 name -> (region id, byte
     # offset). Two threads adding at one address have different ranks (SecondThread.distinct_orders).
     orders: dict = field(default_factory=dict)
@@ -314,6 +315,35 @@ class SecondThread:
                     out.append(z3.Implies(z3.And(off_u != self(off_v), u >= 0), u != v))
         return out
 
+    def ordered_loads(self, terms) -> list:
+        """For each element of a nondecreasing tensor (cumulative lengths, an ``indptr``) that the
+        first thread loads and each the second loads, both mentioned in ``terms``: a lower element
+        holds no more ("indptr[b + 1] <= indptr[b']" when b + 1 <= b': two blocks' segments do
+        not overlap). Only whole elements (loads of the element's width) count."""
+        threads, out = self.threads, []
+        if not threads.nondecreasing:
+            return out
+        firsts, seconds = {}, {}
+        for t in terms:
+            for v in _vars(t):
+                name = str(v)
+                second = name.endswith(PRIME)
+                load = threads.loads.get(name[:-len(PRIME)] if second else name)
+                if load is None or load[0] in threads.written or load[0] not in threads.nondecreasing:
+                    continue
+                if not z3.is_bv(v) or v.size() != 8 * threads.nondecreasing[load[0]]:
+                    continue
+                (seconds if second else firsts)[name] = (v, load)
+        for u, (rid, off_u) in firsts.values():
+            sym = self.ctx.symbols.get(str(u))
+            le = (lambda x, y: x <= y) if sym is None or sym.signed else z3.ULE
+            for v, (rid_v, off_v) in seconds.values():
+                if rid == rid_v:
+                    off_w = self(off_v)
+                    out.append(z3.Implies(off_u <= off_w, le(u, v)))
+                    out.append(z3.Implies(off_w <= off_u, le(v, u)))
+        return out
+
     def distinct_orders(self, terms) -> list:
         """For each atomicAdd rank of the second thread that ``terms`` mention: where the two
         threads add to the same address, their ranks differ (one of them came first)."""
@@ -371,7 +401,8 @@ class ThreadOps:
                 self.ctx.symbol(f"{var}.{axis}", v.bv, "thread", False)
         facts = getattr(self, "tensor_facts", None)
         self.ctx.threads = LaunchThreads(thread, names, block_ids,
-                                         distinct=facts.distinct_regions() if facts is not None else set())
+                                         distinct=facts.distinct_regions() if facts is not None else set(),
+                                         nondecreasing=facts.nondecreasing_regions() if facts is not None else {})
         self.ctx.threads.depth = len(kst.stack)
         kst.epoch = (_epoch(0), _epoch(0))
 
