@@ -48,12 +48,16 @@ class TensorUse:
 
 
 def tensor_kind(ty: T.Type) -> str | None:
-    """"tensor", "optional" (an optional tensor), or None (optionals of scalars included)."""
-    ty = T.strip_ref(ty)
-    kind = getattr(ty, "kind", None)
-    if kind == "optional" and getattr(ty, "payload", None) is not None:
+    """"tensor", "optional" (an optional tensor), or None (optionals of numbers included)."""
+    if optional_number(ty) is not None:
         return None
+    kind = getattr(T.strip_ref(ty), "kind", None)
     return kind if kind in ("tensor", "optional") else None
+
+
+def optional_number(ty: T.Type) -> T.Type | None:
+    """The number type of an optional number (``std::optional<int64_t>``), else None."""
+    return getattr(T.strip_ref(ty), "payload", None)
 
 
 def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
@@ -206,8 +210,7 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
     absent. Each comes with a readable label."""
     limits = limits or Limits()
     uses = tensor_uses(program, fn)
-    optional = [p for p in fn.params if tensor_kind(p.ty) == "optional"
-                or getattr(T.strip_ref(p.ty), "payload", None) is not None]
+    optional = [p for p in fn.params if tensor_kind(p.ty) == "optional" or optional_number(p.ty) is not None]
     variants = [("", False)] + ([("optionals absent", True)] if optional else [])
     # A scalar the launcher dispatches on with a switch (a quantization type): one instance per
     # case, each with its own time budget, as a manifest would bind one value per op.
@@ -342,7 +345,7 @@ def _argument(p: N.VarDecl, uses, limits: Limits, dims: list, constraints: list,
     ty = T.strip_ref(p.ty)
     if kind == "optional" and absent:
         return B.AbsentArg()
-    payload = getattr(ty, "payload", None)
+    payload = optional_number(ty)
     if payload is not None:
         # An optional number: present with any value (as the number would be), absent with the
         # optional tensors.

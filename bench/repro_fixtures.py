@@ -48,14 +48,14 @@ def plan(out: Path, only: str | None, rescan: bool, controls: bool = False) -> i
         fx = load_fixture(path)
         if only and only not in fx.name:
             continue
+        stem = fx.name.replace("/", "__").removesuffix(".cu")
         if controls and not fx.expected and (only or fx.name.startswith("threads/")) \
                 and set(verdicts(fx).values()) == {"verified"}:
-            index = [e for e in index if not e["dir"].startswith(fx.name.replace("/", "__").removesuffix(".cu") + "-")]
-            index += _controls(fx, out, run_fixture, FIXTURES, reproduce)
+            index = [e for e in index if not e["dir"].startswith(stem + "-")]
+            index += _controls(fx, stem, out, run_fixture, FIXTURES, reproduce)
             continue
         if not fx.expected:
             continue
-        stem = fx.name.replace("/", "__").removesuffix(".cu")
         saved = out / "reports" / f"{stem}.json"
         if rescan or not saved.is_file():
             with tempfile.TemporaryDirectory() as tmp:
@@ -74,10 +74,9 @@ def plan(out: Path, only: str | None, rescan: bool, controls: bool = False) -> i
     return 0
 
 
-def _controls(fx, out: Path, run_fixture, fixtures: Path, reproduce) -> list[dict]:
+def _controls(fx, stem: str, out: Path, run_fixture, fixtures: Path, reproduce) -> list[dict]:
     """Reproducers of a verified fixture's op at small sizes, one per tool: the fixture's first
     instance that records a call (Options.control_call)."""
-    stem = fx.name.replace("/", "__").removesuffix(".cu")
     with tempfile.TemporaryDirectory() as tmp:
         report = run_fixture(fx, Path(tmp), control_call=True)
     call = next((ir.result.control_call for ir in report.instances if ir.result.control_call), None)

@@ -58,47 +58,43 @@ def atomic_add_sites(kernel: N.Function, functions) -> AddSites:
     alternatives (a thread takes one), so exclusive sites (`keep ? atomicAdd(&n_keep, 1) :
     atomicAdd(&n_drop, 1)`) make one addition; floating-point additions (sums, histograms of
     weights) never reach an integer counter."""
-    memo: dict[tuple, tuple] = {}
+    memo: dict[str, tuple] = {}
     steps: set = set()
 
-    def sites(fn, seen: frozenset, loops: bool) -> tuple:
-        key = (fn.key, loops)
-        if key not in memo:
-            memo[key] = count(fn.body, seen, loops) if fn.body is not None else (0, 0)
-        return memo[key]
+    def sites(fn, seen: frozenset) -> tuple:
+        if fn.key not in memo:
+            memo[fn.key] = count(fn.body, seen) if fn.body is not None else (0, 0, 0)
+        return memo[fn.key]
 
     def total(parts) -> tuple:
-        parts = list(parts)
-        return sum(p for p, _ in parts), sum(t for _, t in parts)
+        """Sites one after the other: each count adds up."""
+        return tuple(map(sum, zip((0, 0, 0), *parts)))
 
-    def count(node, seen: frozenset, loops: bool) -> tuple:
-        """(additions on the path that makes the most, sites reached in all)"""
+    def count(node, seen: frozenset) -> tuple:
+        """(per_path, per_path_loops, total) of ``node``, as AddSites has them."""
         if node is None:
-            return 0, 0
+            return 0, 0, 0
         if isinstance(node, N.Cond) and _one_addition(node):
             # `block ? atomicAdd_block(p, v) : atomicAdd(p, v)` (the libcu++ shim): one addition.
             steps.add(N.int_literal(_strip(node.then).args[1], _strip))
-            path, n = total(count(a, seen, loops) for a in node.then.args)
-            return path + 1, n + 1
+            return total([(1, 1, 1), *(count(a, seen) for a in node.then.args)])
         if isinstance(node, (N.If, N.Cond)):
-            then, els = count(node.then, seen, loops), count(node.els, seen, loops)
-            path, n = total(count(c, seen, loops) for c in (getattr(node, "init", None), node.cond))
-            return path + max(then[0], els[0]), n + then[1] + els[1]
+            then, els = count(node.then, seen), count(node.els, seen)
+            before = total(count(c, seen) for c in (getattr(node, "init", None), node.cond))
+            return total([before, (max(then[0], els[0]), max(then[1], els[1]), then[2] + els[2])])
         if isinstance(node, (N.For, N.While, N.DoWhile)):
-            path, n = total(count(c, seen, loops) for c in N.children(node))
-            return (UNBOUNDED if loops and path else path), n
-        path = n = 0
+            path, path_loops, n = total(count(c, seen) for c in N.children(node))
+            return path, UNBOUNDED if path_loops else 0, n
+        own = (0, 0, 0)
         if isinstance(node, N.Call):
             if _integer_add(node):
-                path = n = 1
+                own = (1, 1, 1)
                 steps.add(N.int_literal(node.args[1], _strip) if len(node.args) > 1 else None)
             elif node.func and node.func not in seen and node.func in functions:
-                path, n = sites(functions[node.func], seen | {node.func}, loops)
-        below = total(count(c, seen, loops) for c in N.children(node))
-        return path + below[0], n + below[1]
+                own = sites(functions[node.func], seen | {node.func})
+        return total([own, *(count(c, seen) for c in N.children(node))])
 
-    once, n = sites(kernel, frozenset({kernel.key}), False)
-    unbounded, _ = sites(kernel, frozenset({kernel.key}), True)
+    once, unbounded, n = sites(kernel, frozenset({kernel.key}))
     return AddSites(once, unbounded, frozenset(steps), n)
 
 
@@ -147,9 +143,9 @@ def started_counters(kernel: N.Function) -> dict[int, Start]:
             continue
         var = s.var
         if isinstance(var.ty, T.IntType):
-            start = _start(stmts, var.id, _stores_once)
+            start = _start(stmts, var.id, lambda stmt, value: Start(value) if _stores_once(stmt) else None)
         elif isinstance(var.ty, T.ArrayType) and isinstance(var.ty.elem, T.IntType) and var.ty.count:
-            start = _start(stmts, var.id, lambda stmt, n=var.ty.count, vid=var.id: _fills(stmt, vid, n))
+            start = _start(stmts, var.id, lambda stmt, _, n=var.ty.count, vid=var.id: _fills(stmt, vid, n))
         else:
             continue
         if start is not None:
@@ -158,8 +154,9 @@ def started_counters(kernel: N.Function) -> dict[int, Start]:
 
 
 def _start(stmts: tuple, vid: int, starts) -> Start | None:
-    """The start of counter ``vid`` when one statement, ``starts(stmt)`` says how, stores it
-    before a barrier every thread reaches, and only additions and reads follow that barrier."""
+    """The start of counter ``vid`` when one statement stores it before a barrier every thread
+    reaches (``starts(stmt, the constant stored)``: the Start that statement gives, or None), and
+    only additions and reads follow that barrier."""
     stores, adds = [], []
     for i, s in enumerate(stmts):
         for kind, value in _uses(s, vid):
@@ -172,15 +169,15 @@ def _start(stmts: tuple, vid: int, starts) -> Start | None:
     if len(stores) != 1 or len(adds) != 1 or stores[0][1] is None:
         return None
     at, value = stores[0]
-    start = starts(stmts[at])
-    if start is None or start is False:
+    start = starts(stmts[at], value)
+    if start is None:
         return None
     barrier = next((j for j in range(at + 1, len(stmts)) if _is_barrier_stmt(stmts[j])), None)
     if barrier is None or adds[0] <= barrier:
         return None
     if any(_returns(s) for s in stmts[:barrier]):
         return None  # a thread that leaves before the barrier may be the one that stores
-    return start if isinstance(start, Start) else Start(value)
+    return start
 
 
 def _uses(stmt, vid: int):

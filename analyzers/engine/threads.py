@@ -292,22 +292,30 @@ class SecondThread:
                 for original, v, (rid, off) in self._seconds(terms, self.threads.loads)
                 if rid not in self.threads.written]
 
-    def distinct_loads(self, terms, regions: set | None = None) -> list:
-        """For each value of the first thread and each of the second that ``terms`` mention, loaded
-        from one region the launch never writes (of ``regions``; None: any): "different addresses
-        give different values", for values not below zero (padding, such as a slot mapping's -1,
-        may repeat). True of a tensor the binding states distinct; of any other, the assumption
-        under which a race that needs two equal elements disappears."""
-        threads, out = self.threads, []
+    def _loads_of_both(self, terms, keep) -> tuple[dict, dict]:
+        """The values ``terms`` mention that the first thread, and the second, loaded from memory
+        the launch never writes, with ``keep(value, region id)``: z3 name -> (value, (region id,
+        byte offset)), one dict per thread."""
+        threads = self.threads
         firsts, seconds = {}, {}
         for t in terms:
             for v in _vars(t):
                 name = str(v)
                 second = name.endswith(PRIME)
                 load = threads.loads.get(name[:-len(PRIME)] if second else name)
-                if load is None or load[0] in threads.written or (regions is not None and load[0] not in regions):
+                if load is None or load[0] in threads.written or not keep(v, load[0]):
                     continue
                 (seconds if second else firsts)[name] = (v, load)
+        return firsts, seconds
+
+    def distinct_loads(self, terms, regions: set | None = None) -> list:
+        """For each value of the first thread and each of the second that ``terms`` mention, loaded
+        from one region the launch never writes (of ``regions``; None: any): "different addresses
+        give different values", for values not below zero (padding, such as a slot mapping's -1,
+        may repeat). True of a tensor the binding states distinct; of any other, the assumption
+        under which a race that needs two equal elements disappears."""
+        out = []
+        firsts, seconds = self._loads_of_both(terms, lambda v, rid: regions is None or rid in regions)
         for u, (rid, off_u) in firsts.values():
             for v, (rid_v, off_v) in seconds.values():
                 if rid == rid_v and u.sort() == v.sort():
@@ -320,20 +328,11 @@ class SecondThread:
         first thread loads and each the second loads, both mentioned in ``terms``: a lower element
         holds no more ("indptr[b + 1] <= indptr[b']" when b + 1 <= b': two blocks' segments do
         not overlap). Only whole elements (loads of the element's width) count."""
-        threads, out = self.threads, []
-        if not threads.nondecreasing:
+        order, out = self.threads.nondecreasing, []
+        if not order:
             return out
-        firsts, seconds = {}, {}
-        for t in terms:
-            for v in _vars(t):
-                name = str(v)
-                second = name.endswith(PRIME)
-                load = threads.loads.get(name[:-len(PRIME)] if second else name)
-                if load is None or load[0] in threads.written or load[0] not in threads.nondecreasing:
-                    continue
-                if not z3.is_bv(v) or v.size() != 8 * threads.nondecreasing[load[0]]:
-                    continue
-                (seconds if second else firsts)[name] = (v, load)
+        firsts, seconds = self._loads_of_both(
+            terms, lambda v, rid: rid in order and z3.is_bv(v) and v.size() == 8 * order[rid])
         for u, (rid, off_u) in firsts.values():
             sym = self.ctx.symbols.get(str(u))
             le = (lambda x, y: x <= y) if sym is None or sym.signed else z3.ULE

@@ -88,11 +88,11 @@ def opt_value_or(interp, st, call, this, args):
     if o.value is not None:
         return o.value
     default = args[0]
-    if _scalar(call.ty) and isinstance(default, RefV):
+    if not _scalar(call.ty):
+        return default
+    if isinstance(default, RefV):
         default = interp.load(st, default.loc, call.span)  # value_or(U&&): the default, converted
-    if _scalar(call.ty):
-        return interp.convert_value(default, T.strip_ref(call.ty), call.span, st)
-    return default
+    return interp.convert_value(default, T.strip_ref(call.ty), call.span, st)
 
 
 @model("std::optional::optional")
