@@ -14,7 +14,7 @@ from . import zeroconfig
 from .checks import default_checks
 from .engine.context import Options
 from .engine.interp import analyze
-from .findings import InstanceResult
+from .findings import Inconclusive, InstanceResult, verdict_of
 from .frontend import discover
 from .frontend.crosstu import CrossTU
 from .frontend.includes import IncludeGraph, IncludeResolver
@@ -227,22 +227,30 @@ class Workspace:
                            limits: zeroconfig.Limits | None = None) -> InstanceResult:
         """Verify an op without a binding: every zero-config variant (optional tensors present, and
         absent), folded into one result whose verdict is the worst of them."""
-        merged = None
-        for label, inst in self.zero_config(op, limits):
-            r = self.verify(op, inst, options, name + (f" ({label})" if label else ""))
-            if merged is None:
-                merged = r
+        results = [self.verify(op, inst, options, name + (f" ({label})" if label else ""))
+                   for label, inst in self.zero_config(op, limits)]
+        valid = [r for r in results if not r.refused]
+        merged = valid[0] if valid else results[0]
+        for r in results:
+            if r is merged:
                 continue
-            merged.findings += [f for f in r.findings if f.key() not in {g.key() for g in merged.findings}]
-            merged.inconclusive += r.inconclusive
             merged.assumptions += [a for a in r.assumptions if a not in merged.assumptions]
-            merged.kernels += [k for k in r.kernels if k not in merged.kernels]
             merged.seconds += r.seconds
             merged.work += r.work
             merged.queries += r.queries
-            rank = {"bug": 2, "inconclusive": 1, "verified": 0}
-            if rank[r.verdict] > rank[merged.verdict]:
-                merged.verdict = r.verdict
+            if r.refused:
+                continue
+            merged.findings += [f for f in r.findings if f.key() not in {g.key() for g in merged.findings}]
+            merged.inconclusive += r.inconclusive
+            merged.kernels += [k for k in r.kernels if k not in merged.kernels]
+            merged.verdict = verdict_of(merged.findings, merged.inconclusive)
+        if not valid:
+            # Every variant was one the op may refuse, and it refused them all: nothing was verified.
+            merged.refused = False
+            merged.verdict = "inconclusive"
+            merged.inconclusive.append(Inconclusive(
+                "binding-infeasible", "the op refuses every zero-config input: "
+                + "; ".join(a for a in merged.assumptions if a.startswith("the op refuses")), op.fn.span))
         return merged
 
     def launchers(self, file: str) -> list[str]:

@@ -458,6 +458,9 @@ class Instance:
     # Zero-config's instance for the values a dispatch has no case for: the op may refuse them all,
     # which is a safe answer, not a binding that describes no call.
     may_reject: str = ""
+    # Zero-config: the integer arguments whose 0 is outside the op's contract (its host code never
+    # compares them with 0), for contract findings (engine/contract.py).
+    contract_scalars: tuple = ()
     # Conditions over index tensors' elements (Elem) that hold for every i at which they exist.
     relations: tuple = ()
 

@@ -87,9 +87,23 @@ class Finding:
     value_sources: list[tuple] = field(default_factory=list)  # (region kind, name, bounded) of loads it needs
     call: dict | None = None  # the op's arguments at the witness (binding.concrete_call): what a reproducer runs
     load_elements: dict = field(default_factory=dict)  # memory -> [[element, value]] the witness loads (context.py)
+    # Zero-config only: why every witness breaks a guarantee the op's callers keep (engine/contract.py);
+    # '' for a bug.
+    contract: str = ""
 
     def key(self) -> tuple:
         return (self.check, self.location.file, self.location.line, self.location.col, self.kernel or "")
+
+
+def verdict_of(findings: list, inconclusive: list) -> str:
+    """An instance's verdict: ``bug`` with a finding that is not a contract finding, ``contract``
+    with contract findings only (zero-config: real for calls that break what the op's callers
+    guarantee, engine/contract.py), else ``inconclusive`` with a reason, else ``verified``."""
+    if any(not f.contract for f in findings):
+        return "bug"
+    if findings:
+        return "contract"
+    return "inconclusive" if inconclusive else "verified"
 
 
 @dataclass
@@ -106,7 +120,7 @@ class InstanceResult:
     instance: str  # a readable name of the instance
     models: list[str]
     dtype: str
-    verdict: str  # bug | verified | inconclusive
+    verdict: str  # bug | contract | verified | inconclusive (verdict_of)
     findings: list[Finding] = field(default_factory=list)
     inconclusive: list[Inconclusive] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
@@ -119,3 +133,6 @@ class InstanceResult:
     # With Options.control_call: the op's call at small sizes the binding allows (binding.sample_sizes),
     # for a control run of a verified op on a GPU (bench/repro_fixtures.py --controls).
     control_call: dict | None = None
+    # The op refused every input of the instance, which it may (Instance.may_reject: one layout of
+    # a zero-config op): the variant proves nothing and is left out of the op's folded result.
+    refused: bool = False

@@ -42,6 +42,7 @@ class Limits:
 class TensorUse:
     rank: int = 0
     fixed_rank: int | None = None  # from x.dim() == k
+    stated: set = field(default_factory=set)  # ranks a check states (x.dim() == k, CHECK_SHAPE of k sizes)
     unit_stride: int | None = None  # from x.stride(k) == 1: dim k is the innermost (column-major)
     inspected: bool = False
     ids: set = field(default_factory=set)
@@ -105,6 +106,7 @@ def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
                 # least: another branch may list fewer for another layout).
                 listed[0].inspected = True
                 listed[0].rank = max(listed[0].rank, listed[1])
+                listed[0].stated.add(listed[1])
                 continue
             if isinstance(node, N.Call) and node.this is not None and node.name.endswith("operator[]") \
                     and tensor_kind(node.this.ty):
@@ -153,6 +155,7 @@ def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
                         k = _int_literal(b)
                         if u is not None and k is not None:
                             u.fixed_rank = k
+                            u.stated.add(k)
                     elif isinstance(call, N.Call) and call.this is not None and call.args \
                             and call.name.rsplit("::", 1)[-1] == "stride" and _int_literal(b) == 1:
                         # STD_TORCH_CHECK(mat_b.stride(0) == 1, "mat_b must be column major")
@@ -174,7 +177,24 @@ def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
             a.rank = b.rank = max(a.rank, b.rank)
             fixed = a.fixed_rank if a.fixed_rank is not None else b.fixed_rank
             a.fixed_rank = b.fixed_rank = fixed
+            a.stated |= b.stated
+            b.stated |= a.stated
     return uses
+
+
+def rank_choices(uses: dict[str, TensorUse]) -> list[dict[str, int]]:
+    """The ranks to try for tensors whose checks state several (``varlen ? CHECK_SHAPE(x, d, t) :
+    CHECK_SHAPE(x, b, d, t)``: a layout chosen by an optional argument): one choice per stated rank,
+    each giving that rank to every tensor the launcher ties to the same shape. ``[{}]`` when no
+    tensor has a choice."""
+    groups: dict[frozenset, list[str]] = {}
+    for name, u in uses.items():
+        if len(u.stated) >= 2:
+            groups.setdefault(frozenset(u.stated), []).append(name)
+    choices: list[dict[str, int]] = [{}]
+    for ranks, names in groups.items():
+        choices = [dict(c, **{n: r for n in names}) for c in choices for r in sorted(ranks)]
+    return choices
 
 
 def _shape_listed(node, shape_of):
@@ -224,12 +244,15 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
     # per value, so each path gets its own budget. At most two flags: four times the instances.
     flags = branched_flags(program, fn)[:2]
     settings = [dict(zip(flags, values)) for values in itertools.product((True, False), repeat=len(flags))]
+    integer_params = {p.name for p in fn.params if isinstance(T.strip_ref(p.ty), T.IntType)
+                      or isinstance(optional_number(p.ty), T.IntType)}
+    zero_meant = compared_with_zero(program, fn)
     out = []
-    combos = _cover(list(itertools.product(variants, choices, settings)), limits.max_instances)
-    for (label, absent), (pinned, what), flag_values in combos:
+    combos = _cover(list(itertools.product(variants, choices, settings, rank_choices(uses))), limits.max_instances)
+    for (label, absent), (pinned, what), flag_values, ranks in combos:
         args, dims, constraints = [], [], []
         for p in fn.params:
-            arg = _argument(p, uses, limits, dims, constraints, absent, sentinels)
+            arg = _argument(p, uses, limits, dims, constraints, absent, sentinels, ranks.get(p.name))
             if p.name in flag_values:
                 arg = B.ScalarArg(B.Num(int(flag_values[p.name])))
             if arg is not None:
@@ -241,10 +264,17 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
             dims = [B.UserDim(d.name, *pinned) if d.name == scalar and pinned else d for d in dims]
             if pinned is None:
                 constraints += [B.Compare("!=", B.Name(scalar), B.Num(v)) for v in cases]
+        # A rank of one layout is a valid call only on the paths that check that layout: the op may
+        # refuse every input with it (the other layout's instance runs those paths).
+        rank_text = ", ".join(f"{n} with {r} dims" for n, r in ranks.items())
+        reject = ", ".join(x for x in (what if scalar is not None and pinned is None else "", rank_text) if x)
+        if reject and label:
+            reject += f" ({label})"
+        scalars = tuple(d.name for d in dims if d.name in integer_params and d.name not in zero_meant and d.lo <= 0)
         inst = B.Instance(fn.display, file, tuple(args), tuple(dims), (), tuple(constraints), "any",
-                          zero_config=True, may_reject=what if scalar is not None and pinned is None else "")
+                          zero_config=True, may_reject=reject, contract_scalars=scalars)
         flag_text = ", ".join(f"{k}={'true' if v else 'false'}" for k, v in flag_values.items())
-        out.append((", ".join(x for x in (what, flag_text, label) if x), inst))
+        out.append((", ".join(x for x in (what, flag_text, rank_text, label) if x), inst))
     return out
 
 
@@ -329,6 +359,31 @@ def compared_constants(program: N.Program, fn: N.Function, uses: dict | None = N
     return seen
 
 
+def compared_with_zero(program: N.Program, fn: N.Function) -> set[str]:
+    """The integer parameters whose 0 the host code gives a meaning: compared with 0 (``n == 0``,
+    ``n > 0``, ``n < 1``, ``n >= 1``) or tested for truth (``if (!n)``), directly or in a helper it
+    is passed to. A finding that needs one of them at 0 is the op's own (engine/contract.py)."""
+    alias = {p.id: p.name for p in fn.params if isinstance(T.strip_ref(p.ty), T.IntType)
+             or isinstance(optional_number(p.ty), T.IntType)}
+    if not alias:
+        return set()
+    host = _host_functions(program)
+    _propagate(program, host, alias, lambda ty: isinstance(T.strip_ref(ty), T.IntType))
+    zero_bound = {"==": (0,), "!=": (0,), "<": (0, 1), "<=": (0,), ">": (0,), ">=": (0, 1)}
+    found = set()
+    for f in host:
+        for node in _walk(f.body):
+            if isinstance(node, N.Binary) and node.op in zero_bound:
+                for a, b in ((node.lhs, node.rhs), (node.rhs, node.lhs)):
+                    if _root_var(a) in alias and _int_literal(b) in zero_bound[node.op]:
+                        found.add(alias[_root_var(a)])
+            elif isinstance(node, N.Unary) and node.op == "!" and _root_var(node.operand) in alias:
+                found.add(alias[_root_var(node.operand)])
+            elif isinstance(node, (N.If, N.Cond)) and _root_var(node.cond) in alias:
+                found.add(alias[_root_var(node.cond)])
+    return found
+
+
 def dispatch_choice(compared: dict) -> tuple[str | None, list]:
     """The integer the host code dispatches on (a switch, an if-chain of ``bit == 4``) and its
     constants: the one compared with the most (at least three, at most 64); (None, []) if none."""
@@ -340,7 +395,7 @@ def dispatch_choice(compared: dict) -> tuple[str | None, list]:
 
 
 def _argument(p: N.VarDecl, uses, limits: Limits, dims: list, constraints: list, absent: bool,
-              sentinels: dict | None = None):
+              sentinels: dict | None = None, rank: int | None = None):
     kind = tensor_kind(p.ty)
     ty = T.strip_ref(p.ty)
     if kind == "optional" and absent:
@@ -354,11 +409,16 @@ def _argument(p: N.VarDecl, uses, limits: Limits, dims: list, constraints: list,
         ty = payload
     if kind:
         u = uses.get(p.name, TensorUse())
-        rank = u.fixed_rank if u.fixed_rank is not None else max(u.rank, 1)
+        if rank is None:
+            rank = u.fixed_rank if u.fixed_rank is not None else max(u.rank, 1)
         shape = []
+        # A tensor whose rank nothing in the op reveals (read through numel() or data_ptr() only)
+        # may be a flat view of any shape: one dimension of up to the element bound, not a row count.
+        flat = u.rank == 0 and u.fixed_rank is None and not u.stated and rank == 1
         for i in range(rank):
             name = f"{p.name}.size({i})"
-            dims.append(B.UserDim(name, 1, limits.max_leading_dim if i == 0 else limits.max_dim))
+            hi = limits.max_numel if flat else limits.max_leading_dim if i == 0 else limits.max_dim
+            dims.append(B.UserDim(name, 1, hi))
             shape.append(B.Name(name))
         if rank >= 2:
             total = shape[0]

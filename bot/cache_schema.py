@@ -74,6 +74,7 @@ class FindingEntry(_Strict):
     zero_config: StrictBool
     related: list[Span]
     call: Optional[CallEntry] = None
+    contract: StrictStr = ""
 
 
 class InconclusiveEntry(_Strict):
@@ -87,7 +88,7 @@ class ResultEntry(_Strict):
     instance: StrictStr
     models: list[StrictStr]
     dtype: StrictStr
-    verdict: Literal["bug", "verified", "inconclusive"]
+    verdict: Literal["bug", "contract", "verified", "inconclusive"]
     findings: list[FindingEntry]
     inconclusive: list[InconclusiveEntry]
     assumptions: list[StrictStr]
@@ -100,8 +101,10 @@ class ResultEntry(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self):
-        if (self.verdict == "bug") != bool(self.findings):
-            raise ValueError("a bug verdict goes with findings, and only it")
+        if (self.verdict in ("bug", "contract")) != bool(self.findings):
+            raise ValueError("a bug or contract verdict goes with findings, and only it")
+        if (self.verdict == "contract") != (bool(self.findings) and all(f.contract for f in self.findings)):
+            raise ValueError("a contract verdict goes with contract findings only")
         if self.verdict == "inconclusive" and not self.inconclusive:
             raise ValueError("an inconclusive verdict has its reasons")
         return self

@@ -16,7 +16,7 @@ from analyzers.findings import Finding, Inconclusive, InstanceResult
 from analyzers.frontend.parse import ParseError
 
 from .isolation import IsolatedFailure, limit_memory, run_isolated
-from .exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_UNVERIFIED
+from .exitcodes import EXIT_CLEAN, EXIT_CONTRACT, EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_UNVERIFIED
 from .cache import ResultCache, cache_key, closure_key, linked_keys
 from . import zeroconfig
 from .irhash import op_hash
@@ -136,20 +136,33 @@ class ScanReport:
     def cache_hits(self) -> int:
         return sum(1 for r in self.instances if r.cached)
 
+    @property
+    def bugs(self) -> list[MergedFinding]:
+        """Active findings that are bugs: contract findings (zero-config, engine/contract.py) apart."""
+        return [m for m in self.active if not m.finding.contract]
+
+    @property
+    def contracts(self) -> list[MergedFinding]:
+        """Active contract findings: real only for calls that break what the op does not check."""
+        return [m for m in self.active if m.finding.contract]
+
     def counts(self) -> dict:
-        out = {"bug": 0, "verified": 0, "inconclusive": 0}
+        out = {"bug": 0, "contract": 0, "verified": 0, "inconclusive": 0}
         for r in self.instances:
             out[r.result.verdict] = out.get(r.result.verdict, 0) + 1
         return out
 
     @property
     def exit_code(self) -> int:
-        """1 findings, 5 something asked for is unverified, 3 inconclusive, 0 all verified (README)."""
+        """1 bug findings, 5 something asked for is unverified, 6 contract findings, 3 inconclusive,
+        0 all verified (README, "Exit codes")."""
         c = self.counts()
-        if self.active:
+        if self.bugs:
             return EXIT_FINDINGS
         if self.unverified:
             return EXIT_UNVERIFIED
+        if self.contracts:
+            return EXIT_CONTRACT
         if c["inconclusive"]:
             return EXIT_INCONCLUSIVE
         return EXIT_CLEAN
@@ -508,7 +521,7 @@ def merge(instances: list[InstanceReport]) -> list[MergedFinding]:
             m = merged.get(key)
             if m is None:
                 m = merged[key] = MergedFinding(f.check, f)
-            elif _smaller(f.witness, m.finding.witness):
+            elif _preferred(f, m.finding):
                 m.finding = f
             _add(m.ops, ir.planned.op_name)
             _add(m.op_indexes, ir.planned.op_index)
@@ -525,6 +538,14 @@ def merge(instances: list[InstanceReport]) -> list[MergedFinding]:
 def _add(xs: list, x) -> None:
     if x not in xs:
         xs.append(x)
+
+
+def _preferred(f: Finding, than: Finding) -> bool:
+    """The finding a merged one shows: a bug before a contract finding of the same place (an
+    instance where it breaks no contract makes it a bug), then the smaller witness."""
+    if bool(f.contract) != bool(than.contract):
+        return not f.contract
+    return _smaller(f.witness, than.witness)
 
 
 def _smaller(a: dict, b: dict) -> bool:

@@ -24,7 +24,7 @@ def finding_out(f: Finding) -> dict:
                                            "description": f.fix.description, "declare": f.fix.declare},
         "models": list(f.models), "dtypes": list(f.dtypes), "zero_config": f.zero_config,
         "related": [span_out(s) for s in f.related],
-        "call": f.call,
+        "call": f.call, "contract": f.contract,
     }
 
 
@@ -36,7 +36,7 @@ def finding_in(d: dict) -> Finding:
         d.get("wrapped_type"), [span_in(s) for s in d.get("trace", [])],
         None if fix is None else Fix(span_in(fix["span"]), fix.get("replacement"), fix["description"], fix.get("declare")),
         list(d.get("models", [])), list(d.get("dtypes", [])), bool(d.get("zero_config", False)),
-        [span_in(s) for s in d.get("related", [])], call=d.get("call"),
+        [span_in(s) for s in d.get("related", [])], call=d.get("call"), contract=str(d.get("contract", "")),
     )
 
 

@@ -7,7 +7,7 @@ the findings it must produce on its own lines.
     fields: {hidden_size: 4096}  # fields of the default model
     dtypes: [float32]            # default [float32]
     args: {out: {shape: [num_tokens, hidden_size]}, ...}
-    verdict: bug                 # what every instance must end with: bug | verified | inconclusive
+    verdict: bug                 # what every instance must end with: bug | contract | verified | inconclusive
     zero_config: true            # no binding: every op of the file runs in zero-config mode
     options: {time_budget_s: 1}  # manifest options
     inconclusive: [timeout]      # inconclusive reasons that have no line
@@ -15,6 +15,7 @@ the findings it must produce on its own lines.
     */
     ...
     out[idx] = x;  // expect: oob
+    y[i] = x;      // expect-contract: oob   (zero-config: a contract finding, engine/contract.py)
     use(y);        // expect-inconclusive: unsupported
 
 A missing expected finding fails the test, and so does an extra one.
@@ -31,6 +32,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 _HEADER = re.compile(r"/\*\s*kernelvet-test\s*\n(.*?)\*/", re.S)
 _EXPECT = re.compile(r"//\s*expect:\s*([\w\-, ]+)")
 _EXPECT_INC = re.compile(r"//\s*expect-inconclusive:\s*([\w\-]+)")
+# A contract finding (zero-config: real only for calls that break a guarantee the op does not check):
+# expected as "contract:CHECK", so a bug where a contract finding is expected fails, and the reverse.
+_EXPECT_CONTRACT = re.compile(r"//\s*expect-contract:\s*([\w\-, ]+)")
 
 
 @dataclass
@@ -58,6 +62,8 @@ def load_fixture(path: Path) -> Fixture:
             for check in e.split(","):
                 if check.strip():
                     fx.expected.add((i, check.strip()))
+        for e in _EXPECT_CONTRACT.findall(line):
+            fx.expected.update((i, f"contract:{c.strip()}") for c in e.split(",") if c.strip())
         for r in _EXPECT_INC.findall(line):
             fx.expected_inconclusive.add((i, r))
     return fx
@@ -146,11 +152,12 @@ def compare(fx: Fixture, report) -> list[str]:
         if loc.file != fx.name:
             problems.append(f"finding outside the fixture: {loc}: {m.check}: {m.finding.message}")
             continue
-        got.add((loc.line, m.check))
+        got.add((loc.line, f"contract:{m.check}" if m.finding.contract else m.check))
     for line, check in sorted(fx.expected - got):
         problems.append(f"missing: line {line}: {check}")
     for line, check in sorted(got - fx.expected):
-        msg = next(m.finding.message for m in report.findings if (m.location.line, m.check) == (line, check))
+        msg = next(m.finding.message for m in report.findings if m.location.line == line
+                   and check.endswith(m.check))
         problems.append(f"extra: line {line}: {check}: {msg}")
     got_inc = set()
     for ir in report.instances:

@@ -82,14 +82,15 @@ def test_a_compiler_error_in_a_changed_file_is_not_verified_not_inconclusive(tmp
 
 
 def test_fail_on_semantics():
-    # 0 clean, 1 findings, 2 usage, 3 inconclusive, 4 internal, 5 not verified
-    table = {"never": [0, 0, 2, 0, 4, 0], "bug": [0, 1, 2, 0, 4, 5], "inconclusive": [0, 1, 2, 3, 4, 5]}
+    # 0 clean, 1 findings, 2 usage, 3 inconclusive, 4 internal, 5 not verified, 6 contract findings
+    table = {"never": [0, 0, 2, 0, 4, 0, 0], "bug": [0, 1, 2, 0, 4, 5, 0], "contract": [0, 1, 2, 0, 4, 5, 6],
+             "inconclusive": [0, 1, 2, 3, 4, 5, 6]}
     for fail_on, want in table.items():
-        assert [apply_fail_on(code, fail_on) for code in range(6)] == want, fail_on
+        assert [apply_fail_on(code, fail_on) for code in range(7)] == want, fail_on
 
 
 def test_bad_action_inputs_are_rejected_by_name(tmp_path):
-    for flag, value, message in (("--fail-on", "nevr", "input fail-on: 'nevr' is not one of bug, inconclusive, never"),
+    for flag, value, message in (("--fail-on", "nevr", "input fail-on: 'nevr' is not one of bug, contract, inconclusive, never"),
                                  ("--max-comments", "lots", "input max-comments: 'lots' is not a whole number"),
                                  ("--time-budget", "-1", "input time-budget: '-1' is not a positive number"),
                                  ("--shard", "2of4", "input shard: '2of4' is not I/N"),

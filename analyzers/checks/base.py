@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import z3
 
+from ..engine import contract
 from ..engine.context import Context, _vars
 from ..findings import Finding
 from ..kir import nodes as N
@@ -46,10 +47,14 @@ def span_key(span: N.Span) -> tuple:
     return (span.file, span.line, span.col, span.end_line, span.end_col)
 
 
-def make_finding(ctx: Context, st, check: str, message: str, location: N.Span, model, cond, **kw) -> Finding:
+def make_finding(ctx: Context, st, check: str, message: str, location: N.Span, model, cond, sized=None,
+                 cond_i=None, **kw) -> Finding:
+    """``sized``: (region, offset term) of an out-of-bounds access, ``cond_i``: the failure in the
+    integers, for the contract question (engine/contract.py)."""
     return Finding(check=check, message=message, location=location, op=ctx.op, kernel=ctx.kernel,
                    witness=ctx.witness(model, cond, st.thread), value_sources=ctx.loads_in(cond),
-                   load_elements=ctx.load_elements(model, cond), **kw)
+                   load_elements=ctx.load_elements(model, cond), contract=contract.reason(ctx, st.pc, cond, sized, cond_i),
+                   **kw)
 
 
 def value_of(model, term, signed: bool = True) -> int:

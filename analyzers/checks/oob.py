@@ -190,6 +190,7 @@ class BoundsCheck(Check):
                f"{where}: `{ev.span.text}`")
         if check == "local-oob":
             msg += f" (static-only: {STATIC_ONLY[check]})"
-        finding = make_finding(ctx, st, check, msg, ev.span, model, cond, expression=ev.span, trace=list(ev.stack))
+        finding = make_finding(ctx, st, check, msg, ev.span, model, cond, sized=(region, o), cond_i=cond_i, expression=ev.span,
+                               trace=list(ev.stack))
         ctx.report(finding)
         ctx.witnesses.append((ctx.kernel, region.name, cond, cond_i, finding, model))

@@ -108,6 +108,13 @@ class Context:
         # The in-bounds assumptions paths go on with after a report (checks/oob.py), by term id
         # (the terms kept so that their ids stay theirs).
         self.continued: dict[int, z3.BoolRef] = {}
+        # Zero-config contract findings (contract.py): each default dim's (symbol, upper bound), the
+        # integer arguments among them, the caller's tensors, and the path's set-up conjuncts.
+        self.contract_dims: dict[str, tuple] = {}
+        self.scalar_dims: set[str] = set()
+        self.caller_tensors: set[str] = set()
+        self.setup_ids: set[int] = set()
+        self.term_names: dict[int, set] = {}
         self.paths = 0
         self._guided = None  # the last witness found at the integers' minimum
         # Kernels by function key: two overloads of a template can print alike (f<float> and

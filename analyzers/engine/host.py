@@ -82,6 +82,10 @@ class HostOps:
                 # batch * seq_len <= 9000000 is num_tokens <= 9000000: linear, for the integers.
                 lia.CURRENT.register(term, lia.CURRENT.translate(self.sym_bool(folded, fn.span)))
             st.assume(term)
+        if inst.zero_config:
+            self.ctx.contract_dims = {d.name: self.dims[d.name] for d in inst.dims if d.values is None}
+            self.ctx.scalar_dims = {n for n in inst.contract_scalars if n in self.ctx.contract_dims}
+            self.ctx.caller_tensors = {name for name, a in inst.args if isinstance(a, B.TensorArg)}
         frame = Frame(new_frame_id(), fn, {}, None, None, None)
         st.frames[frame.id] = frame
         st.stack = (frame.id,)

@@ -5,7 +5,7 @@ import time
 from dataclasses import replace
 
 from .. import binding as B
-from ..findings import Inconclusive, InstanceResult
+from ..findings import Inconclusive, InstanceResult, verdict_of
 from ..kir import nodes as N
 from ..kir import types as T
 from . import replay
@@ -98,7 +98,7 @@ def _merge_follow_up(result: InstanceResult, follow_up: InstanceResult, skipped:
     result.seconds += follow_up.seconds
     result.work += follow_up.work
     result.queries += follow_up.queries
-    result.verdict = "bug" if result.findings else "inconclusive" if result.inconclusive else "verified"
+    result.verdict = verdict_of(result.findings, result.inconclusive)
 
 
 def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: list, options: Options,
@@ -111,6 +111,7 @@ def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: 
         st = interp.setup(fn, inst)
         if ctx.pin_terms:
             st.assume(replay.pinned_inputs(ctx.pin_terms))
+        ctx.setup_ids = {t.get_id() for t in st.pc}
         if not ctx.feasible(st.pc):
             ctx.stuck("binding-infeasible", "the binding's constraints admit no input size", fn.span)
         else:
@@ -118,6 +119,7 @@ def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: 
             refused = end and all(s.status == "abort" for s in end) and not ctx.findings
             if refused and inst.may_reject:
                 ctx.note(f"the op refuses every input with {inst.may_reject} (each path ends at a failing check)")
+                result.refused = True
             elif refused:
                 # The checks reached last are the ones the paths that got furthest failed: they say
                 # what the binding lacks (the first ones are usually dtype forks refused at once).
@@ -151,10 +153,7 @@ def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: 
     result.inconclusive = list(ctx.inconclusive)
     result.assumptions = list(ctx.assumptions)
     result.kernels = list(ctx.kernels)
-    if result.findings:
-        result.verdict = "bug"
-    elif result.inconclusive:
-        result.verdict = "inconclusive"
+    result.verdict = verdict_of(result.findings, result.inconclusive)
     result.seconds = time.perf_counter() - t0
     result.queries = ctx.solver.stats.queries
     result.work = ctx.meter.units()

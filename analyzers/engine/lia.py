@@ -158,8 +158,16 @@ class Lia:
             p = self.product(q, y, ql, qu, yl, yu)
             self._keep.extend((x, y))
             below = z3.And(p <= x, x <= p + y - 1)
-            self.envelopes[str(q)] = below if xl >= 0 else \
+            envelope = below if xl >= 0 else \
                 z3.And(z3.Implies(x >= 0, below), z3.Implies(x < 0, z3.And(p - y + 1 <= x, x <= p)))
+            # The divisor's lower bound holds where the division runs (a path that excluded 0), not
+            # on every path the quotient's term reaches (`n > 0 ? h / n : 1` merged): the facts hold
+            # where it does, or they would refute the paths with a divisor of 0.
+            in_range = y >= yl
+            self.envelopes[str(q)] = z3.Implies(in_range, envelope)
+            for v in (q, p):
+                self.bounds[str(v)] = z3.Implies(in_range, self.bounds[str(v)])
+            self.envelopes[str(p)] = z3.Implies(in_range, self.envelopes[str(p)])
             self.definitions.append(q == (x / y if xl >= 0 else z3.If(x >= 0, x / y, -((-x) / y))))
             if xl >= 0:
                 self._quotients[str(q)] = (z3.simplify(x), z3.simplify(y))

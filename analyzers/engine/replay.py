@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import z3
 
+from ..findings import verdict_of
+
 # Symbols that stand for an input of the op: fixing them is choosing one call. (A value the
 # engine knows nothing of, such as an unknown function's result, is not: fixing it could pick one
 # no run produces.)
@@ -74,4 +76,4 @@ def settle(result, replayed, replay_symbols: dict, pins: tuple) -> None:
     result.seconds += replayed.seconds
     result.work += replayed.work
     result.queries += replayed.queries
-    result.verdict = "bug"
+    result.verdict = verdict_of(result.findings, result.inconclusive)

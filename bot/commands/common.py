@@ -139,7 +139,11 @@ def write_file(path, text: str, root: Path | None = None) -> None:
     """Write an output file, never through a symlink that leaves the workspace."""
     if leaves_workspace(Path(path), root):
         raise UsageError(f"kernelvet: {path}: a symlink that leads outside the repository; not written")
-    Path(path).write_text(text)
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)  # --json out/report.json in a fresh checkout
+        Path(path).write_text(text)
+    except OSError as exc:
+        raise UsageError(f"kernelvet: cannot write {path}: {exc.strerror or exc}") from None
 
 
 def fail(message: str) -> int:

@@ -36,7 +36,7 @@ def _check_report(report) -> list[dict]:
         raise ValueError("findings or instances is not a list")
     for inst in report.get("instances", []):
         if not (isinstance(inst, dict) and isinstance(inst.get("op"), str) and isinstance(inst.get("dtype"), str)
-                and inst.get("verdict") in ("bug", "verified", "inconclusive")
+                and inst.get("verdict") in ("bug", "contract", "verified", "inconclusive")
                 and isinstance(inst.get("models"), list) and all(isinstance(m, str) for m in inst["models"])
                 and isinstance(inst.get("inconclusive", []), list)):
             raise ValueError("an instance is malformed")

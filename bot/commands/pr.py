@@ -9,12 +9,12 @@ import sys
 import uuid
 from pathlib import Path
 
-from ..exitcodes import (EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_UNVERIFIED,
-                         EXIT_USAGE)
+from ..exitcodes import (EXIT_CLEAN, EXIT_CONTRACT, EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_INTERNAL,
+                         EXIT_UNVERIFIED, EXIT_USAGE)
 from .common import UsageError, add_repo_args, fail
 
 REVIEW_SCHEMA = "kernelvet.review/1"
-FAIL_ON = ("bug", "inconclusive", "never")
+FAIL_ON = ("bug", "contract", "inconclusive", "never")
 
 
 def register(sub) -> None:
@@ -34,18 +34,21 @@ def add_review_args(p) -> None:
     p.add_argument("--max-comments", type=int, default=30, help="inline comments per review (default 30; "
                                                                  "the others are listed in the review body)")
     p.add_argument("--fail-on", choices=FAIL_ON, default="bug",
-                   help="bug: exit 1 on findings (default); inconclusive: also exit 3 on inconclusive instances; "
-                        "never: exit 0")
+                   help="bug: exit 1 on bug findings (default); contract: also exit 6 on contract findings "
+                        "(zero-config); inconclusive: also exit 3 on inconclusive instances; never: exit 0")
 
 
 def apply_fail_on(code: int, fail_on: str) -> int:
     """The exit code a run's result gives under ``fail-on`` (README, "Exit codes"): ``never`` passes
     everything; ``bug`` fails on findings (1) and on anything asked for and not verified (5: a file
     no instance reached, a compiler error in a touched file, a run with nothing to verify);
-    ``inconclusive`` fails on inconclusive instances (3) too. Usage and internal errors always fail."""
+    ``contract`` fails on contract findings (6) too; ``inconclusive`` on those and on inconclusive
+    instances (3). Usage and internal errors always fail."""
     if code in (EXIT_USAGE, EXIT_INTERNAL):
         return code
     if fail_on == "never":
+        return EXIT_CLEAN
+    if code == EXIT_CONTRACT and fail_on not in ("contract", "inconclusive"):
         return EXIT_CLEAN
     if code == EXIT_INCONCLUSIVE and fail_on != "inconclusive":
         return EXIT_CLEAN
@@ -54,10 +57,13 @@ def apply_fail_on(code: int, fail_on: str) -> int:
 
 def exit_code(report: dict, fail_on: str) -> int:
     s = report["summary"]
-    if s["findings"]:
+    contract = s.get("contract_findings", 0)
+    if s["findings"] - contract > 0:
         code = EXIT_FINDINGS
     elif s.get("unverified"):
         code = EXIT_UNVERIFIED
+    elif contract:
+        code = EXIT_CONTRACT
     elif s["inconclusive"]:
         code = EXIT_INCONCLUSIVE
     else:
@@ -162,7 +168,8 @@ def render_text(report) -> str:
 def outputs(report: dict, sarif_path: str | None) -> None:
     from ..github import actions
     s = report["summary"]
-    actions.set_outputs({"findings": s["findings"], "bug": s["bug"], "verified": s["verified"],
+    actions.set_outputs({"findings": s["findings"], "contract-findings": s.get("contract_findings", 0),
+                         "bug": s["bug"], "contract": s.get("contract", 0), "verified": s["verified"],
                          "inconclusive": s["inconclusive"], "instances": s["instances"],
                          "sarif": sarif_path or ""})
 

@@ -206,7 +206,10 @@ def annotate_findings(report: dict) -> None:
         loc = f["location"]
         props = (f"file={_escape_property(loc['file'])},line={int(loc['line'])},col={int(loc.get('column') or 1)},"
                  f"title={_escape_property('kernelvet ' + f['check'])}")
-        emit(f"::error {props}::{_escape_data(f['message'])}")
+        if f.get("contract"):  # real only for calls that break what the op does not check
+            emit(f"::notice {props}::{_escape_data(f['message'] + '. Contract finding: ' + f['contract'])}")
+        else:
+            emit(f"::error {props}::{_escape_data(f['message'])}")
     if len(active) > MAX_ANNOTATIONS:
         emit(f"::warning::{len(active) - MAX_ANNOTATIONS} more findings are in the job summary and the SARIF file")
 

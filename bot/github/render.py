@@ -17,7 +17,7 @@ REVIEW_RE = re.compile(r"<!-- kernelvet:review -->\s*<!-- kernelvet:run:[^>]* --
 RUN_MARKER = "<!-- kernelvet:run:{run} -->"
 RESOLVED_MARKER = "<!-- kernelvet:resolved:{fp} -->"
 MAX_TEXT = 600
-VERDICT_CELL = {"bug": "❌ bug", "inconclusive": "❔ inconclusive", "verified": "✅ verified"}
+VERDICT_CELL = {"bug": "❌ bug", "inconclusive": "❔ inconclusive", "contract": "🟨 contract", "verified": "✅ verified"}
 
 
 def plain(text, limit: int = MAX_TEXT) -> str:
@@ -122,8 +122,8 @@ def finding_item(f: dict) -> str:
 
 
 def verdict_table(report: dict, all_models: list[str] | None = None) -> list[str]:
-    """ops × models: the worst verdict over the instance's dtypes (bug, then inconclusive)."""
-    rank = {"verified": 0, "inconclusive": 1, "bug": 2}
+    """ops × models: the worst verdict over the instance's dtypes (bug, then inconclusive, then contract)."""
+    rank = {"verified": 0, "contract": 1, "inconclusive": 2, "bug": 3}
     cells: dict[str, dict[str, str]] = {}
     models: list[str] = list(all_models or [])
     for inst in report.get("instances", []):
@@ -151,11 +151,15 @@ def summary(report: dict, *, inline: list[dict] = (), elsewhere: list[dict] = ()
     s = report["summary"]
     findings = report.get("findings", [])
     quiet = [f for f in findings if f.get("status") in ("suppressed", "baselined")]
-    active = [f for f in findings if f.get("status", "new") == "new"]
+    active = [f for f in findings if f.get("status", "new") == "new" and not f.get("contract")]
+    contracts = [f for f in findings if f.get("status", "new") == "new" and f.get("contract")]
     head = f"**{plural(len(active), 'finding')}**" if active else "**No findings**"
+    if contracts:
+        head += f" · {plural(len(contracts), 'contract finding')}"
     unverified = report.get("unverified", [])
     out = [f"### {title}", "",
-           f"{head} · {plural(s['instances'], 'instance')}: {s['bug']} bug, {s['verified']} verified, "
+           f"{head} · {plural(s['instances'], 'instance')}: {s['bug']} bug, "
+           + (f"{s['contract']} contract, " if s.get("contract") else "") + f"{s['verified']} verified, "
            f"{s['inconclusive']} inconclusive" + (f" ({s['cached']} from the cache)" if s.get("cached") else "")
            + (f" · **{plural(len(unverified), 'file')} not verified**" if unverified else "")]
     if inline:
@@ -172,6 +176,11 @@ def summary(report: dict, *, inline: list[dict] = (), elsewhere: list[dict] = ()
     if overflow:
         out += ["", f"#### {len(overflow)} more findings (over the limit of inline comments per review)"]
         out += [finding_item(f) for f in overflow]
+    if contracts:
+        out += ["", f"#### {plural(len(contracts), 'contract finding')} (zero-config)", "",
+                "Real only for calls that break what the op does not check: its callers may keep the contract. "
+                "A binding in the manifest states it (docs/manifest.md, \"Contract findings\")."]
+        out += [finding_item(f) + f"; contract: {message(f['contract'])}" for f in contracts[:30]]
     if quiet:
         out += ["", "#### Suppressed or baselined"]
         for f in quiet:

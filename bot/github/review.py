@@ -60,10 +60,11 @@ class Plan:
 
 
 def place(findings: list[dict], changes: ChangeSet) -> tuple[list[Wanted], list[dict]]:
-    """Inline comments for the findings on commentable lines; the others."""
+    """Inline comments for the findings on commentable lines; the others. Contract findings
+    (zero-config) get no comment and are not among the others: the review body lists them apart."""
     wanted, elsewhere = [], []
     for f in findings:
-        if f.get("status", "new") != "new":
+        if f.get("status", "new") != "new" or f.get("contract"):
             continue
         target = None
         for span, on_access in ((f["location"], False), (f.get("access"), True)):

@@ -141,7 +141,7 @@ def result(m, rule_index: int, lines: SourceLines) -> dict | None:
         (loc for loc in (_location(s) for s in reversed(f.trace)) if loc), None)
     if primary is None:
         return None
-    text = (f"{f.message}. Op {', '.join(m.ops)}" + (f"; kernel {', '.join(m.kernels)}" if m.kernels else "")
+    text = (f"{f.message}. " + (f"Contract finding: {f.contract}. " if f.contract else "") + f"Op {', '.join(m.ops)}" + (f"; kernel {', '.join(m.kernels)}" if m.kernels else "")
             + f"; models {', '.join(m.models)} ({', '.join(m.dtypes)}); witness: {witness_text(f.witness)}.")
     fixed = fixed_line(lines, f.fix)
     if fixed is not None:
@@ -149,14 +149,16 @@ def result(m, rule_index: int, lines: SourceLines) -> dict | None:
     out = {
         "ruleId": m.check,
         "ruleIndex": rule_index,
-        "level": "error",
+        # A contract finding (zero-config) is real only for calls that break what the op does not
+        # check: a note, below the bugs.
+        "level": "note" if f.contract else "error",
         "message": {"text": text},
         "locations": [primary],
         # Line-independent: an edit that moves the code keeps the alert (bot/fingerprint.py).
         "partialFingerprints": {"primaryLocationLineHash": m.fingerprint, "kernelvetFinding/v1": m.fingerprint},
         "properties": {"ops": m.ops, "kernels": m.kernels, "models": m.models, "dtypes": m.dtypes,
                        "witness": {k: v for k, v in f.witness.items()}, "wrappedType": f.wrapped_type,
-                       "zeroConfig": f.zero_config},
+                       "zeroConfig": f.zero_config, **({"contract": f.contract} if f.contract else {})},
     }
     flow = _flow(m)
     if flow:

@@ -1,5 +1,6 @@
 """Plain text: file:line:col: check: message, the source line with the wrapped sub-expression
-underlined, the op, kernel, models, witness and fix; then inconclusive instances; then a summary."""
+underlined, the op, kernel, models, witness and fix; the bugs first, then the contract findings
+(zero-config) apart; then inconclusive instances; then a summary."""
 from __future__ import annotations
 
 from . import SourceLines, fixed_line, plural, witness_text
@@ -8,7 +9,12 @@ from . import SourceLines, fixed_line, plural, witness_text
 def render(report, color: bool = False) -> str:
     lines = SourceLines(report.root)
     out: list[str] = []
-    for m in report.active:
+    contracts = report.contracts
+    for m in report.bugs + contracts:
+        if contracts and m is contracts[0]:
+            out.append(f"contract findings ({len(contracts)}): zero-config found them for calls that break what the op "
+                       "does not check; its callers may keep it (a binding states it, docs/manifest.md)")
+            out.append("")
         f = m.finding
         loc = f.location
         out.append(f"{loc.file}:{loc.line}:{loc.col}: {f.check}: {f.message}")
@@ -29,6 +35,8 @@ def render(report, color: bool = False) -> str:
         if f.zero_config:
             out.append("  (zero-config: found without a binding; the witness is one input within the default ranges, "
                        "not a registered model)")
+        if f.contract:
+            out.append(f"  contract: {f.contract}")
         out.append(f"  witness: {witness_text(f.witness)}")
         fixed = fixed_line(lines, f.fix)
         if fixed is not None:
@@ -64,13 +72,13 @@ def render(report, color: bool = False) -> str:
 def summary(report) -> list[str]:
     rows: dict[str, dict] = {}
     for ir in report.instances:
-        row = rows.setdefault(ir.planned.op_name, {"bug": [], "verified": [], "inconclusive": []})
+        row = rows.setdefault(ir.planned.op_name, {"bug": [], "contract": [], "verified": [], "inconclusive": []})
         row[ir.result.verdict].extend(f"{m}[{ir.result.dtype}]" for m in ir.planned.models)
     out = ["summary (op: verdict for models[dtype]):"]
     for op, row in rows.items():
         parts = [f"{v} {len(ms)}" for v, ms in row.items() if ms]
         out.append(f"  {op}: {', '.join(parts)}")
-        for v in ("bug", "inconclusive"):
+        for v in ("bug", "contract", "inconclusive"):
             if row[v]:
                 out.append(f"      {v}: {', '.join(row[v])}")
     c = report.counts()
@@ -79,8 +87,10 @@ def summary(report) -> list[str]:
     files = [u for u in report.unverified if u.file != "."]
     unverified = (f"; {plural(len(files), 'file')} not verified" if files else
                   "; nothing verified" if report.unverified else "")
-    out.append(f"{plural(len(report.instances), 'instance')}: {c['bug']} bug, {c['verified']} verified, "
-               f"{c['inconclusive']} inconclusive; {plural(len(report.active), 'finding')}"
+    contract = f", {c['contract']} contract" if c["contract"] else ""
+    contract_findings = f", {len(report.contracts)} of them contract" if report.contracts else ""
+    out.append(f"{plural(len(report.instances), 'instance')}: {c['bug']} bug{contract}, {c['verified']} verified, "
+               f"{c['inconclusive']} inconclusive; {plural(len(report.active), 'finding')}{contract_findings}"
                + (f" ({quiet} suppressed or baselined)" if quiet else "") + unverified
                + f"; {report.seconds:.1f} s{cached}")
     return out

@@ -483,10 +483,11 @@ def _check_range(interp, st, ptr: PtrV, n: IntV, write: bool, span) -> None:
     c = n.concrete()
     if c == 0:
         return
-    interp.emit_access(st, Loc(ptr.region, ptr.off, byte), 1, write, span)
+    # A copy of no bytes touches nothing: neither end is accessed unless the count is positive.
+    guard = None if c is not None else z3.UGT(n.bv, 0) if not n.ty.signed else n.bv > 0
+    interp.emit_access(st, Loc(ptr.region, ptr.off, byte), 1, write, span, guard)
     last = interp.ptr_add(PtrV(ptr.region, ptr.off, byte), index_to_int64(n, span), span)
     last = interp.ptr_add(last, const_int(1, T.INT64), span, subtract=True)
-    guard = None if c is not None else z3.UGT(n.bv, 0) if not n.ty.signed else n.bv > 0
     interp.emit_access(st, Loc(last.region, last.off, byte), 1, write, span, guard)
 
 

@@ -535,6 +535,11 @@ def intarray_at(interp, st, call, this, args):
     items = _intarray(interp, st, this, call).items
     i = _int_arg(args[0], call, "index")
     if not 0 <= i < len(items):
+        if interp.ctx.zero_config:
+            # The rank is zero-config's choice, one layout of several the launcher checks: this
+            # path belongs to another layout (its shape check refuses this one).
+            raise PathEnd("abort", f"IntArrayRef index {i} of a {len(items)}-d shape: a path of another layout",
+                          call.span)
         raise PathEnd("stuck", f"IntArrayRef index {i} out of its {len(items)} elements", call.span)
     return items[i]
 
@@ -616,8 +621,13 @@ def empty(interp, st, call, this, args):
         raise PathEnd("stuck", f"{call.name} with a shape the engine cannot read", call.span)
     dtype = _options_dtype(args[-1]) if len(args) > 1 else None
     like = args[-1].payload if len(args) > 1 and isinstance(args[-1], OpaqueV) else None
+    name = f"{call.name.rsplit('::', 1)[1]}@{call.span.line}"
     if dtype is None and isinstance(like, TensorV):
-        return _lazy_like(interp, st, like, shape.items, f"{call.name.rsplit('::', 1)[1]}@{call.span.line}", call.span)
+        return _lazy_like(interp, st, like, shape.items, name, call.span)
+    # TensorOptions().dtype(x.dtype()), or the dtype itself, of a zero-config tensor: its dtype, undecided
+    lazy = like if isinstance(like, tuple) else _lazy_dtype_arg(interp, args[-1]) if len(args) > 1 else None
+    if dtype is None and lazy is not None:
+        return _lazy_tensor(interp, st, lazy[0], lazy[1], shape.items, "", name, call.span)
     return _new_tensor(interp, st, call, shape.items, dtype or "float32", f"{call.name.rsplit('::', 1)[1]}@{call.span.line}")
 
 
@@ -734,10 +744,15 @@ def options_dtype(interp, st, call, this, args):
     for a in args:
         if isinstance(a, IntV) and a.concrete() is not None:
             return OpaqueV("options", payload=SCALAR_NAMES.get(a.concrete()))
+        lazy = _lazy_dtype_arg(interp, a)
+        if lazy is not None:  # .dtype(x.dtype()) of a zero-config tensor: (its dtype code, element size)
+            return OpaqueV("options", payload=lazy)
     if this is not None and call.name.endswith("::dtype") and not args:
         v = interp.load(st, interp.deref(this, T.OpaqueType("c10::TensorOptions", "options"), call.span), call.span)
         if isinstance(v.payload, TensorV):
             return v.payload.lazy.code
+        if isinstance(v.payload, tuple):
+            return v.payload[0]
         return const_int(SCALAR_TYPES.get(v.payload or "float32", 6), T.IntType(8, True, "c10::ScalarType"))
     return OpaqueV("options", payload=None)
 

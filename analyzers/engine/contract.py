@@ -1,0 +1,110 @@
+"""Contract findings: zero-config findings that need a call no caller makes (docs/manifest.md,
+"Contract findings").
+
+Without a binding, every size is a symbol within default ranges, and a launcher that does not check
+what its callers guarantee (an output as long as the input, a group size that is not 0) admits
+calls that break it. A finding whose every witness breaks such a guarantee is a ``contract``
+finding: real for that call, but a call the op's callers never make unless they break the contract
+too. Two guarantees are asked about, and nothing else:
+
+- **sizes**: an out-of-bounds access of a caller's tensor whose failing dimensions the op never
+  relates to anything (no check, no branch, no index reads them) is in bounds once those
+  dimensions are as large as zero-config allows: the tensor was smaller than the op assumes.
+- **zero**: an integer argument at 0 that nothing on the path decides on (``if (n == 0)`` makes 0 a
+  case the op handles, and a finding there stays a bug).
+
+A finding is a contract finding when it cannot happen with both guarantees kept (the solver says
+so; an undecided query leaves it a bug).
+"""
+from __future__ import annotations
+
+import z3
+
+from . import ints
+from .solver import SolverUnknown
+from .terms import constants
+
+
+# A tensor "as large as needed": an access past this offset is no access a program makes (4 EiB).
+UNBOUNDED = 1 << 62
+
+
+def reason(ctx, pc, cond: z3.BoolRef, sized=None, cond_i=None) -> str:
+    """Why a zero-config finding breaks its caller's contract ('' for a bug). ``pc``: the path;
+    ``cond``: the failure (``cond_i``: in the integers, where the check has it); ``sized``:
+    (region, offset term) of an out-of-bounds access."""
+    if not ctx.zero_config or not ctx.contract_dims:
+        return ""
+    pc = [t for t in pc if t.get_id() not in ctx.continued]  # reported accesses taken as in bounds
+    grown: list[str] = []
+    larger, larger_i = cond, cond_i
+    if sized is not None:
+        region, offset = sized
+        if region.name in ctx.caller_tensors and region.note != "allocated":
+            mentioned = _names(ctx, offset)
+            for t in pc:
+                if t.get_id() not in ctx.setup_ids:
+                    mentioned |= _names(ctx, t)
+            dims = {n for n in _names(ctx, region.size) if n in ctx.contract_dims and n not in ctx.scalar_dims}
+            grown = sorted(dims - mentioned)
+            if grown:
+                # The dimensions no check, branch or index reads grow without bound, and the tensor
+                # with them (its default ranges are zero-config's, not the op's): an access that
+                # fails only past the end holds in a tensor as large as it needs.
+                larger = z3.substitute(cond, (region.size, z3.BitVecVal(UNBOUNDED, region.size.size())))
+                larger_i = None if cond_i is None or region.size_iv is None else \
+                    z3.substitute(cond_i, (region.size_iv, z3.IntVal(UNBOUNDED)))
+    nonzero_of = {n: _nonzero(ctx, ctx.contract_dims[n]) for n in sorted(ctx.scalar_dims)}
+    zeros = [n for n, fact in nonzero_of.items() if _holds_somewhere(ctx, pc, fact)]
+    nonzero = [nonzero_of[n] for n in zeros]
+    if not grown and not zeros:
+        return ""
+    if not _excluded(ctx, pc + nonzero, larger, larger_i):
+        return ""
+    parts = []
+    size_alone = grown and _excluded(ctx, pc, larger, larger_i)
+    zero_alone = zeros and _excluded(ctx, pc + nonzero, cond, cond_i)
+    if size_alone or not zero_alone:
+        parts.append(f"it needs `{sized[0].name}` smaller than the op's accesses assume in {', '.join(grown)}, "
+                     "which the op never checks (a larger tensor holds the access)")
+    if zero_alone or not size_alone:
+        parts.append(f"it needs {' or '.join(f'`{n}`' for n in zeros)} at 0, which the op never rules out")
+    return "; and ".join(parts) if size_alone or zero_alone else " or ".join(parts)
+
+
+def _names(ctx, term) -> set:
+    key = term.get_id()
+    got = ctx.term_names.get(key)
+    if got is None:
+        got = ctx.term_names[key] = {str(c) for c in constants(term)}
+    return got
+
+
+def _nonzero(ctx, v):
+    """``v != 0`` in both tiers (the integers read a registered fact, not an opaque atom)."""
+    iv = ints.I(v)
+    return ctx.lia.register(v.bv != 0, iv >= 1 if v.lo >= 0 else z3.Or(iv < 0, iv > 0))
+
+
+def _holds_somewhere(ctx, pc, fact) -> bool:
+    try:
+        return ctx.solver.model(list(pc) + [fact], 0.5) is not None
+    except SolverUnknown:
+        return False
+
+
+def _excluded(ctx, constraints: list, cond, cond_i=None) -> bool:
+    """The failure is impossible under the constraints, and the constraints themselves possible.
+    Integers first (they admit every behaviour of the bit-vectors, so a refutation there holds,
+    and a size pinned to a constant leaves products linear); an undecided answer is a no."""
+    try:
+        if ctx.lia.unsat(constraints) or ctx.solver.model(list(constraints), 0.5) is None:
+            return False
+    except SolverUnknown:
+        pass  # the integers found no contradiction: the constraints stand
+    if ctx.lia.unsat(constraints, cond_i if cond_i is not None else ctx.lia.translate(cond)):
+        return True
+    try:
+        return ctx.solver.model(list(constraints) + [cond], 0.5) is None
+    except SolverUnknown:
+        return False
