@@ -7,9 +7,12 @@ for, and the configurations both sides know (a configuration: the dtype and, per
 its dims that do not grow with the batch or sequence, in argument order).
 
     python bench/model2kernel_compare.py --model2kernel PATH \\
-        --manifest manifests/vllm-recorded.yaml --manifest manifests/vllm.yaml
+        --manifest manifests/vllm-recorded.yaml --manifest manifests/vllm.yaml [--root VLLM]
 
 PATH is a checkout of Model2Kernel/Model2Kernel or its bare git directory. Nothing of it is copied.
+With ``--root`` (a vLLM checkout), the ``in VLLM`` column says whether that vLLM still registers
+the op (Model2Kernel recorded the vLLM of May 2025; ops have been removed and renamed since), and
+the totals count the ops it registers apart.
 """
 from __future__ import annotations
 
@@ -106,16 +109,28 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model2kernel", required=True, type=Path)
     ap.add_argument("--manifest", action="append", required=True, type=Path)
+    ap.add_argument("--root", type=Path, help="the vLLM checkout the manifests are for: which ops it registers")
     args = ap.parse_args(argv)
     theirs = model2kernel_ops(args.model2kernel)
     ours = {p: manifest_ops(p) for p in args.manifest}
     heads = [p.stem for p in args.manifest]
-    print(f"{'op':34} {'M2K configs':>11} " + " ".join(f"{h + ' models':>22} {'shared':>6}" for h in heads))
+    registered = None
+    if args.root is not None:
+        from analyzers.frontend.registrations import discover
+        registered = {r.name for r in discover(args.root).ops}
+    print(f"{'op':34} {'M2K configs':>11} " + (f"{'in VLLM':>8} " if registered is not None else "")
+          + " ".join(f"{h + ' models':>22} {'shared':>6}" for h in heads))
     bound = {h: 0 for h in heads}
     more = {h: 0 for h in heads}
+    unbound_present: dict[str, list] = {h: [] for h in heads}
     for op, entries in sorted(theirs.items()):
         sigs = {m2k_signature(e) for e in entries or []}
         row = f"{op:34} {len(sigs) if entries is not None else 'unread':>11} "
+        if registered is not None:
+            row += f"{'yes' if op in registered else 'gone':>8} "
+            for h, p in zip(heads, args.manifest):
+                if op in registered and not ours[p].get(op):
+                    unbound_present[h].append(op)
         for h, p in zip(heads, args.manifest):
             mine = ours[p].get(op, [])
             models = {m for m, _ in mine}
@@ -126,6 +141,11 @@ def main(argv=None) -> int:
         print(row)
     print(f"\n{len(theirs)} Model2Kernel ops. " + "; ".join(
         f"{h}: {bound[h]} bound, {more[h]} with at least as many configurations" for h in heads))
+    if registered is not None:
+        gone = sorted(op for op in theirs if op not in registered)
+        print(f"{len(gone)} of them are not registered by {args.root}: {', '.join(gone)}")
+        for h in heads:
+            print(f"{h}: registered there and not bound ({len(unbound_present[h])}): {', '.join(unbound_present[h])}")
     for h, p in zip(heads, args.manifest):
         extra = sorted(k for k in set(ours[p]) - set(theirs) if k)
         print(f"{h}: {len(extra)} ops Model2Kernel does not record: {', '.join(extra)}")

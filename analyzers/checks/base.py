@@ -50,11 +50,12 @@ def span_key(span: N.Span) -> tuple:
 def make_finding(ctx: Context, st, check: str, message: str, location: N.Span, model, cond, sized=None,
                  cond_i=None, **kw) -> Finding:
     """``sized``: (region, offset term) of an out-of-bounds access, ``cond_i``: the failure in the
-    integers, for the contract question (engine/contract.py)."""
-    return Finding(check=check, message=message, location=location, op=ctx.op, kernel=ctx.kernel,
-                   witness=ctx.witness(model, cond, st.thread), value_sources=ctx.loads_in(cond),
-                   load_elements=ctx.load_elements(model, cond), contract=contract.reason(ctx, st.pc, cond, sized, cond_i),
-                   **kw)
+    integers, for the contract question (engine/contract.py), asked once the instance has run."""
+    finding = Finding(check=check, message=message, location=location, op=ctx.op, kernel=ctx.kernel,
+                      witness=ctx.witness(model, cond, st.thread), value_sources=ctx.loads_in(cond),
+                      load_elements=ctx.load_elements(model, cond), **kw)
+    contract.ask_later(ctx, finding, st.pc, cond, sized, cond_i, model)
+    return finding
 
 
 def value_of(model, term, signed: bool = True) -> int:

@@ -115,6 +115,7 @@ class Context:
         self.caller_tensors: set[str] = set()
         self.setup_ids: set[int] = set()
         self.term_names: dict[int, set] = {}
+        self.contract_questions: list[tuple] = []  # contract.ask_later, answered by contract.settle
         self.paths = 0
         self._guided = None  # the last witness found at the integers' minimum
         # Kernels by function key: two overloads of a template can print alike (f<float> and

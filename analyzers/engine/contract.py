@@ -29,10 +29,31 @@ from .terms import constants
 UNBOUNDED = 1 << 62
 
 
-def reason(ctx, pc, cond: z3.BoolRef, sized=None, cond_i=None) -> str:
+def ask_later(ctx, finding, pc, cond, sized=None, cond_i=None, model=None) -> None:
+    """Queue a zero-config finding's question until the instance has run (``settle``): its queries
+    add terms to the integer tier, which must not change how the rest of the instance is decided."""
+    if ctx.zero_config and ctx.contract_dims:
+        ctx.contract_questions.append((finding, tuple(pc), cond, sized, cond_i, model))
+
+
+def settle(ctx) -> None:
+    """Answer the queued questions of the findings the instance kept."""
+    from .context import BudgetExceeded
+    kept = {id(f) for f in ctx.findings.values()}
+    try:
+        for finding, pc, cond, sized, cond_i, model in ctx.contract_questions:
+            if id(finding) in kept:
+                finding.contract = reason(ctx, pc, cond, sized, cond_i, model)
+    except BudgetExceeded:
+        pass  # the findings not yet answered stay bugs
+    ctx.contract_questions.clear()
+
+
+def reason(ctx, pc, cond: z3.BoolRef, sized=None, cond_i=None, model=None) -> str:
     """Why a zero-config finding breaks its caller's contract ('' for a bug). ``pc``: the path;
     ``cond``: the failure (``cond_i``: in the integers, where the check has it); ``sized``:
-    (region, offset term) of an out-of-bounds access."""
+    (region, offset term) of an out-of-bounds access; ``model``: the finding's witness, which
+    answers at once when it keeps both guarantees."""
     if not ctx.zero_config or not ctx.contract_dims:
         return ""
     pc = [t for t in pc if t.get_id() not in ctx.continued]  # reported accesses taken as in bounds
@@ -55,7 +76,11 @@ def reason(ctx, pc, cond: z3.BoolRef, sized=None, cond_i=None) -> str:
                 larger_i = None if cond_i is None or region.size_iv is None else \
                     z3.substitute(cond_i, (region.size_iv, z3.IntVal(UNBOUNDED)))
     nonzero_of = {n: _nonzero(ctx, ctx.contract_dims[n]) for n in sorted(ctx.scalar_dims)}
-    zeros = [n for n, fact in nonzero_of.items() if _holds_somewhere(ctx, pc, fact)]
+    if not grown and not nonzero_of:
+        return ""
+    if model is not None and z3.is_true(model.eval(z3.And(larger, *nonzero_of.values()), model_completion=True)):
+        return ""  # the witness itself keeps both guarantees: a bug
+    zeros = [n for n, fact in nonzero_of.items() if ctx.feasible(pc, fact)]
     nonzero = [nonzero_of[n] for n in zeros]
     if not grown and not zeros:
         return ""
@@ -86,22 +111,12 @@ def _nonzero(ctx, v):
     return ctx.lia.register(v.bv != 0, iv >= 1 if v.lo >= 0 else z3.Or(iv < 0, iv > 0))
 
 
-def _holds_somewhere(ctx, pc, fact) -> bool:
-    try:
-        return ctx.solver.model(list(pc) + [fact], 0.5) is not None
-    except SolverUnknown:
-        return False
-
-
 def _excluded(ctx, constraints: list, cond, cond_i=None) -> bool:
-    """The failure is impossible under the constraints, and the constraints themselves possible.
-    Integers first (they admit every behaviour of the bit-vectors, so a refutation there holds,
-    and a size pinned to a constant leaves products linear); an undecided answer is a no."""
-    try:
-        if ctx.lia.unsat(constraints) or ctx.solver.model(list(constraints), 0.5) is None:
-            return False
-    except SolverUnknown:
-        pass  # the integers found no contradiction: the constraints stand
+    """The failure is impossible under the constraints, and the constraints themselves possible (as
+    far as the integers tell: the path with the finding's witness is). Integers first (they admit
+    every behaviour of the bit-vectors, so a refutation there holds); an undecided answer is a no."""
+    if ctx.lia.unsat(constraints):
+        return False  # a path that breaks the guarantee anyway: nothing to say
     if ctx.lia.unsat(constraints, cond_i if cond_i is not None else ctx.lia.translate(cond)):
         return True
     try:

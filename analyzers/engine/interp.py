@@ -8,7 +8,7 @@ from .. import binding as B
 from ..findings import Inconclusive, InstanceResult, verdict_of
 from ..kir import nodes as N
 from ..kir import types as T
-from . import replay
+from . import contract, replay
 from .calls import CallOps
 from .context import BudgetExceeded, Context, Options
 from .exprs import ExprOps
@@ -135,6 +135,7 @@ def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: 
             ctx.stuck(pe.kind, pe.reason, pe.span)
     except RecursionError:
         ctx.stuck("unsupported", "nesting too deep for the engine", None)
+    contract.settle(ctx)
     result.findings = list(ctx.findings.values())
     params = tuple((p.name, _param_kind(p.ty)) for p in fn.params)
     for f in result.findings:
