@@ -86,15 +86,18 @@ def reason(ctx, pc, cond: z3.BoolRef, sized=None, cond_i=None, model=None) -> st
         return ""
     if not _excluded(ctx, pc + nonzero, larger, larger_i):
         return ""
-    parts = []
-    size_alone = grown and _excluded(ctx, pc, larger, larger_i)
-    zero_alone = zeros and _excluded(ctx, pc + nonzero, cond, cond_i)
-    if size_alone or not zero_alone:
-        parts.append(f"it needs `{sized[0].name}` smaller than the op's accesses assume in {', '.join(grown)}, "
-                     "which the op never checks (a larger tensor holds the access)")
-    if zero_alone or not size_alone:
-        parts.append(f"it needs {' or '.join(f'`{n}`' for n in zeros)} at 0, which the op never rules out")
-    return "; and ".join(parts) if size_alone or zero_alone else " or ".join(parts)
+    # Which guarantee every witness breaks: one alone (asked again only when there are both), or
+    # each of them (both true), or only one of the two for each witness.
+    size_alone = bool(grown) and (not zeros or _excluded(ctx, pc, larger, larger_i))
+    zero_alone = bool(zeros) and (not grown or _excluded(ctx, pc + nonzero, cond, cond_i))
+    size_text = (f"it needs `{sized[0].name}` smaller than the op's accesses assume in {', '.join(grown)}, which "
+                 "the op never checks (a larger tensor holds the access)") if grown else ""
+    zero_text = f"it needs {' or '.join(f'`{n}`' for n in zeros)} at 0, which the op never rules out" if zeros else ""
+    if size_alone and zero_alone:
+        return f"{size_text}; and {zero_text}"
+    if size_alone or zero_alone:
+        return size_text if size_alone else zero_text
+    return f"{size_text}, or {zero_text}"
 
 
 def _names(ctx, term) -> set:
