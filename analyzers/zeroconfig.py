@@ -78,6 +78,14 @@ def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
         use.ids.update(v for v, u in owner.items() if u is use)
     same_rank: list = []  # (use, use): a.sizes() == b.sizes(), a.is_same_size(b)
     shape_vars: dict = {}  # id of a variable holding x.sizes() -> x's use
+    rank_vars: dict = {}  # id of a variable holding x.dim() -> x's use
+
+    def rank_of(e):
+        """The tensor whose rank ``e`` is: ``x.dim()`` or a variable initialised with it."""
+        e = _strip(e)
+        if isinstance(e, N.Call) and e.this is not None and e.name.rsplit("::", 1)[-1] in ("dim", "ndimension"):
+            return owner.get(_root_var(e.this))
+        return rank_vars.get(e.decl.id) if isinstance(e, N.Var) else None
 
     def shape_of(e):
         """The tensor whose shape ``e`` is: ``x.sizes()`` or a variable initialised with it."""
@@ -95,6 +103,16 @@ def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
                 if u is not None:
                     shape_vars[node.var.id] = u
                     u.inspected = True
+                r = rank_of(node.init)
+                if r is not None:
+                    rank_vars[node.var.id] = r
+            if isinstance(node, N.Switch) and rank_of(node.cond) is not None:
+                # A dispatch on the rank (vLLM's VLLM_DISPATCH_RANK234: `switch (num_dims)`, num_dims =
+                # x.dim()): each case is a rank the op accepts.
+                u = rank_of(node.cond)
+                u.inspected = True
+                u.stated.update(v for v, _ in node.labels if v is not None and v >= 1)
+                continue
             pair = _same_shape_pair(node)
             if pair is not None:
                 a, b = (owner.get(_root_var(x)) for x in pair)
@@ -156,6 +174,8 @@ def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
                         if u is not None and k is not None:
                             u.fixed_rank = k
                             u.stated.add(k)
+                    elif isinstance(call, N.Var) and rank_of(call) is not None and _int_literal(b) is not None:
+                        rank_of(call).stated.add(_int_literal(b))  # `num_dims == 3` of num_dims = x.dim()
                     elif isinstance(call, N.Call) and call.this is not None and call.args \
                             and call.name.rsplit("::", 1)[-1] == "stride" and _int_literal(b) == 1:
                         # STD_TORCH_CHECK(mat_b.stride(0) == 1, "mat_b must be column major")
@@ -410,7 +430,9 @@ def _argument(p: N.VarDecl, uses, limits: Limits, dims: list, constraints: list,
     if kind:
         u = uses.get(p.name, TensorUse())
         if rank is None:
-            rank = u.fixed_rank if u.fixed_rank is not None else max(u.rank, 1)
+            # A rank a check states wins over the largest one read (`n >= 4 ? x.stride(-4) : 0`).
+            rank = u.fixed_rank if u.fixed_rank is not None else next(iter(u.stated)) if len(u.stated) == 1 \
+                else max(u.rank, 1)
         shape = []
         # A tensor whose rank nothing in the op reveals (read through numel() or data_ptr() only)
         # may be a flat view of any shape: one dimension of up to the element bound, not a row count.
@@ -420,10 +442,12 @@ def _argument(p: N.VarDecl, uses, limits: Limits, dims: list, constraints: list,
             hi = limits.max_numel if flat else limits.max_leading_dim if i == 0 else limits.max_dim
             dims.append(B.UserDim(name, 1, hi))
             shape.append(B.Name(name))
-        if rank >= 2:
-            total = shape[0]
-            for d in shape[1:]:
-                total = B.BinOp("*", total, d)
+        # The element bound on every prefix of the dims, not only on the whole product: each
+        # product then multiplies a value within the bound by one dim, and no 64-bit product wraps
+        # (seven dims of 2^18 would wrap to 0 and pass a bound written on the whole product).
+        total = shape[0]
+        for d in shape[1:]:
+            total = B.BinOp("*", total, d)
             constraints.append(B.Compare("<=", total, B.Num(limits.max_numel)))
         return B.TensorArg(tuple(shape), B.LAZY_DTYPE, _strides(shape, u.unit_stride), unchecked=not u.inspected,
                            device="any")
