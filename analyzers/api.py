@@ -226,7 +226,9 @@ class Workspace:
     def verify_zero_config(self, op: LoweredOp, options: Options | None = None, name: str = "",
                            limits: zeroconfig.Limits | None = None) -> InstanceResult:
         """Verify an op without a binding: every zero-config variant (optional tensors present, and
-        absent), folded into one result whose verdict is the worst of them."""
+        absent; dispatch cases; flag values; ranks), folded into one result whose verdict is the worst
+        of them. A variant the op refuses entirely, where it may (one layout's rank), adds only its
+        note; an op that refuses every variant is binding-infeasible."""
         results = [self.verify(op, inst, options, name + (f" ({label})" if label else ""))
                    for label, inst in self.zero_config(op, limits)]
         valid = [r for r in results if not r.refused]
