@@ -269,7 +269,16 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
     zero_meant = compared_with_zero(program, fn)
     out = []
     combos = _cover(list(itertools.product(variants, choices, settings, rank_choices(uses))), limits.max_instances)
+    optional_tensors = {p.name for p in fn.params if tensor_kind(p.ty) == "optional"}
+    seen_ranks = set()
     for (label, absent), (pinned, what), flag_values, ranks in combos:
+        if absent:
+            # An absent optional tensor has no rank: its rank choices are one instance.
+            ranks = {n: r for n, r in ranks.items() if n not in optional_tensors}
+            key = (label, pinned, tuple(sorted(flag_values.items())), tuple(sorted(ranks.items())))
+            if key in seen_ranks:
+                continue
+            seen_ranks.add(key)
         args, dims, constraints = [], [], []
         for p in fn.params:
             arg = _argument(p, uses, limits, dims, constraints, absent, sentinels, ranks.get(p.name))
