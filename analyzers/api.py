@@ -251,8 +251,8 @@ class Workspace:
             merged.refused = False
             merged.verdict = "inconclusive"
             merged.inconclusive.append(Inconclusive(
-                "binding-infeasible", "the op refuses every zero-config input: "
-                + "; ".join(a for a in merged.assumptions if a.startswith("the op refuses")), op.fn.span))
+                "binding-infeasible", "the op refuses every zero-config input (each path ends at a failing "
+                "check): " + "; ".join(r.instance for r in results), op.fn.span))
         return merged
 
     def launchers(self, file: str) -> list[str]:

@@ -204,9 +204,9 @@ def tensor_uses(program: N.Program, fn: N.Function) -> dict[str, TensorUse]:
 
 def rank_choices(uses: dict[str, TensorUse]) -> list[dict[str, int]]:
     """The ranks to try for tensors whose checks state several (``varlen ? CHECK_SHAPE(x, d, t) :
-    CHECK_SHAPE(x, b, d, t)``: a layout chosen by an optional argument): one choice per stated rank,
-    each giving that rank to every tensor the launcher ties to the same shape. ``[{}]`` when no
-    tensor has a choice."""
+    CHECK_SHAPE(x, b, d, t)``: a layout chosen by an optional argument): tensors stating the same
+    ranks follow one layout choice (mamba's `u` and `delta`), so each choice gives one rank to all of
+    them; groups stating different ranks multiply. ``[{}]`` when no tensor has a choice."""
     groups: dict[frozenset, list[str]] = {}
     for name, u in uses.items():
         if len(u.stated) >= 2:
@@ -264,8 +264,7 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
     # per value, so each path gets its own budget. At most two flags: four times the instances.
     flags = branched_flags(program, fn)[:2]
     settings = [dict(zip(flags, values)) for values in itertools.product((True, False), repeat=len(flags))]
-    integer_params = {p.name for p in fn.params if isinstance(T.strip_ref(p.ty), T.IntType)
-                      or isinstance(optional_number(p.ty), T.IntType)}
+    integer_params = {p.name for p in _integer_params(fn)}
     zero_meant = compared_with_zero(program, fn)
     out = []
     combos = _cover(list(itertools.product(variants, choices, settings, rank_choices(uses))), limits.max_instances)
@@ -392,8 +391,7 @@ def compared_with_zero(program: N.Program, fn: N.Function) -> set[str]:
     """The integer parameters whose 0 the host code gives a meaning: compared with 0 (``n == 0``,
     ``n > 0``, ``n < 1``, ``n >= 1``) or tested for truth (``if (!n)``), directly or in a helper it
     is passed to. A finding that needs one of them at 0 is the op's own (engine/contract.py)."""
-    alias = {p.id: p.name for p in fn.params if isinstance(T.strip_ref(p.ty), T.IntType)
-             or isinstance(optional_number(p.ty), T.IntType)}
+    alias = {p.id: p.name for p in _integer_params(fn)}
     if not alias:
         return set()
     host = _host_functions(program)
@@ -411,6 +409,12 @@ def compared_with_zero(program: N.Program, fn: N.Function) -> set[str]:
             elif isinstance(node, (N.If, N.Cond)) and _root_var(node.cond) in alias:
                 found.add(alias[_root_var(node.cond)])
     return found
+
+
+def _integer_params(fn: N.Function) -> list:
+    """The integer parameters of ``fn``, optional integers included."""
+    return [p for p in fn.params if isinstance(T.strip_ref(p.ty), T.IntType)
+            or isinstance(optional_number(p.ty), T.IntType)]
 
 
 def dispatch_choice(compared: dict) -> tuple[str | None, list]:

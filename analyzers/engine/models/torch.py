@@ -628,7 +628,7 @@ def empty(interp, st, call, this, args):
     lazy = like if isinstance(like, tuple) else _lazy_dtype_arg(interp, args[-1]) if len(args) > 1 else None
     if dtype is None and lazy is not None:
         return _lazy_tensor(interp, st, lazy[0], lazy[1], shape.items, "", name, call.span)
-    return _new_tensor(interp, st, call, shape.items, dtype or "float32", f"{call.name.rsplit('::', 1)[1]}@{call.span.line}")
+    return _new_tensor(interp, st, call, shape.items, dtype or "float32", name)
 
 
 def arg_tensor(interp, st, v, call) -> TensorV:
