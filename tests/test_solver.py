@@ -4,7 +4,7 @@ Work is compared in z3's resource units, which are the same on every machine."""
 import z3
 
 from analyzers.engine import work
-from analyzers.engine.solver import Solver
+from analyzers.engine.solver import Solver, SolverUnknown
 
 
 def _grid_stride_exit():
@@ -29,8 +29,12 @@ def _grid_stride_exit():
 
 
 def _units(solver, constraints):
+    """The answer (a model, None for unsat, or "unknown") and the z3 resource units it took."""
     before = work.z3_units()
-    answer = solver.model(constraints)
+    try:
+        answer = solver.model(constraints)
+    except SolverUnknown:
+        answer = "unknown"
     return answer, work.z3_units() - before
 
 
@@ -41,7 +45,10 @@ def test_a_lane_question_is_proved_without_the_loop_products_it_does_not_need():
     full = Solver(rlimit=3_000_000)
     full._relaxed = lambda constraints: None  # the same query, asked whole
     answer, full_units = _units(full, path + [question])
-    assert answer is None
+    # Asked whole, the query is proved or runs out of its work limit, depending on what the z3
+    # context of the process met before it (the full suite's worker, or this file alone): both
+    # cost at least twenty times the relaxed proof.
+    assert answer is None or answer == "unknown"
     assert relaxed_units * 20 < full_units
 
 
