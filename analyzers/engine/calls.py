@@ -183,6 +183,8 @@ class CallOps:
         owner = e.name.rsplit("::", 1)[0] if "::" in e.name else ""
         host_object = owner.startswith("std::")
         self.forget_string_literals(e, st, this, args)
+        if self.ctx.kernel is None and not host_object and e.name not in (n for n, _ in self.ctx.host_calls_without_body):
+            self.ctx.host_calls_without_body.append((e.name, e.span))
         if isinstance(this, (PtrV, MultiPtrV)) and isinstance(this.pointee, (T.IntType, T.FloatType, T.BoolType, T.StructType)):
             self.load(st, self.deref(this, this.pointee, e.span), e.span)  # a member function reads its object
         for i, a in enumerate(args):

@@ -102,6 +102,9 @@ class Context:
         self.dim_lo: dict[str, int] = {}
         self.kernel: str | None = None
         self.kernels: list[str] = []
+        # Host functions the op called that have neither a body nor a model (name, span): where no
+        # kernel is reached, one of them may be the launcher, in a file the scan did not parse.
+        self.host_calls_without_body: list[tuple[str, N.Span]] = []
         self.reported: set[tuple] = set()
         self.aborts: list[tuple] = []
         self.witnesses: list[tuple] = []  # (kernel, object, failure condition, in integers or None, finding, model) of reported accesses

@@ -135,6 +135,7 @@ def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: 
             ctx.stuck(pe.kind, pe.reason, pe.span)
     except RecursionError:
         ctx.stuck("unsupported", "nesting too deep for the engine", None)
+    _no_kernel_reached(ctx, result)
     contract.settle(ctx)
     result.findings = list(ctx.findings.values())
     params = tuple((p.name, _param_kind(p.ty)) for p in fn.params)
@@ -159,6 +160,23 @@ def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: 
     result.queries = ctx.solver.stats.queries
     result.work = ctx.meter.units()
     return result, ctx
+
+
+def _no_kernel_reached(ctx: Context, result: InstanceResult) -> None:
+    """An op whose paths launch no kernel was checked in its host code only. Where it called a
+    host function the scan has no body for, that function may be its launcher (defined in a file
+    the scan did not parse): the kernels it launches are unverified, so the instance cannot be
+    `verified`. Without such a call the op is host-only, which the assumptions say."""
+    if ctx.kernels or ctx.inconclusive or ctx.findings or result.refused:
+        return
+    if ctx.host_calls_without_body:
+        name, span = ctx.host_calls_without_body[0]
+        more = len(ctx.host_calls_without_body) - 1
+        ctx.stuck("unsupported", f"no kernel was reached: the op calls `{name}`" + (f" (and {more} more)" if more else "")
+                  + ", which has no body in the scanned files and may launch its kernels; list the file "
+                  "that defines it in the op's entry (or its includes) to verify them", span)
+    else:
+        ctx.note("no path of the op launches a kernel: its host code alone was checked")
 
 
 def _param_kind(ty) -> str:
