@@ -1,7 +1,8 @@
 """Finding ops in a translation unit: launcher functions by name, and the kernels they launch.
 
-A launch is a ``kernel<<<...>>>(...)`` or a call of ``cudaLaunchKernelEx(&config, kernel, ...)``
-(the extended launch, with the configuration in a cudaLaunchConfig_t)."""
+A launch is a ``kernel<<<...>>>(...)``, a call of ``cudaLaunchKernelEx(&config, kernel, ...)`` (the
+extended launch, with the configuration in a cudaLaunchConfig_t), or one of the runtime's launches
+through an argument array (``cudaLaunchKernel``, ``cudaLaunchKernelExC``)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,6 +14,9 @@ from .typemap import qualified_name
 
 CK = ci.CursorKind
 LAUNCH_EX = "cudaLaunchKernelEx"
+# The runtime's launches of a kernel named through a `void*`, its arguments in an array (their
+# engine models read both).
+LAUNCH_ARRAY = ("cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cudaLaunchKernelExC")
 
 
 def function_definitions(tu: ci.TranslationUnit, main_file: Path, templates: bool = False):
@@ -49,8 +53,8 @@ def find_function(tu: ci.TranslationUnit, main_file: Path, name: str, definition
 
 
 def launchers(tu: ci.TranslationUnit, main_file: Path) -> list[ci.Cursor]:
-    """Host functions of ``main_file`` that contain a kernel launch (``<<<...>>>`` or
-    ``cudaLaunchKernelEx``)."""
+    """Host functions of ``main_file`` that contain a kernel launch (``<<<...>>>``,
+    ``cudaLaunchKernelEx``, or a launch through an argument array)."""
     out = []
     for c in function_definitions(tu, main_file):
         if any(k.kind == CK.CUDAGLOBAL_ATTR for k in c.get_children()):
@@ -62,7 +66,7 @@ def launchers(tu: ci.TranslationUnit, main_file: Path) -> list[ci.Cursor]:
                         "cudaConfigureCall", "__cudaPushCallConfiguration"):
                     out.append(c)
                     break
-                if is_launch_ex(node):
+                if is_launch_ex(node) or (node.referenced is not None and node.referenced.spelling in LAUNCH_ARRAY):
                     out.append(c)
                     break
     return out

@@ -790,27 +790,51 @@ def launch_kernel(interp, st, call, this, args):
     sharedMem, stream>>>`` of ``func`` with the arguments ``*(P_i*)args[i]``. It is run as that launch
     (the same events, checks and symbolic thread); the grid, block, size and stream expressions are
     evaluated once more for it (they are plain values in launchers)."""
+    if len(call.args) < 4:
+        raise PathEnd("stuck", f"{call.name} without an argument array", call.span)
+    smem = call.args[4] if len(call.args) > 4 else None
+    stream = call.args[5] if len(call.args) > 5 else None
+    return _launch_from_array(interp, st, call, args[0] if args else None, call.args[3],
+                              (call.args[1], call.args[2], smem, stream))
+
+
+@model("cudaLaunchKernelExC")
+def launch_kernel_ex_c(interp, st, call, this, args):
+    """``cudaLaunchKernelExC(&config, func, args)`` (the C form the templated cudaLaunchKernelEx
+    wraps, written out where the kernel is chosen through a `void*`): the launch of ``func`` with
+    the configuration's grid, block, dynamic shared memory and stream, and its arguments read from
+    the array as for cudaLaunchKernel. The attributes change scheduling, not the launch."""
+    from ...kir import nodes as N
+    if len(call.args) < 3:
+        raise PathEnd("stuck", f"{call.name} without an argument array", call.span)
+    config = call.args[0]
+    cfg_type = T.strip_ref(config.ty)
+    cfg_type = cfg_type.pointee if isinstance(cfg_type, T.PtrType) else None
+    names = ("gridDim", "blockDim", "dynamicSmemBytes", "stream")
+    fields = [cfg_type.field(n) if isinstance(cfg_type, T.StructType) else None for n in names]
+    if None in fields:
+        raise PathEnd("stuck", f"{call.name} with a configuration the engine cannot read", call.span)
+    dims = tuple(N.Member(config, f.name, True, f.type, span=call.span) for f in fields)
+    return _launch_from_array(interp, st, call, args[1], call.args[2], dims)
+
+
+def _launch_from_array(interp, st, call, func, argv, dims: tuple):
+    """The launch of the kernel ``func`` names, with ``dims`` (grid, block, dynamic shared memory,
+    stream expressions) and the kernel's arguments ``*(P_i*)argv[i]``."""
     from ...kir import nodes as N
     from ..values import FuncV
-    func = args[0] if args else None
     if not isinstance(func, FuncV) or func.key is None or func.key not in interp.program.functions:
         raise PathEnd("stuck", f"{call.name} of a kernel the engine cannot name", call.span)
     kernel = interp.program.functions[func.key]
     if kernel.kind != "kernel":
         raise PathEnd("stuck", f"{call.name} of {kernel.display}, which is not a __global__ function", call.span)
-    if len(call.args) < 4:
-        raise PathEnd("stuck", f"{call.name} without an argument array", call.span)
-    argv = call.args[3]
     void_ptr = T.PtrType(T.VOID)
     kernel_args = []
     for i, p in enumerate(kernel.params):
         slot = N.Index(argv, N.IntLit(i, T.INT64, span=argv.span), void_ptr, span=argv.span)
         ty = T.strip_ref(p.ty)
         kernel_args.append(N.Deref(N.Cast("static", slot, T.PtrType(ty), span=argv.span), ty, span=argv.span))
-    smem = call.args[4] if len(call.args) > 4 else None
-    stream = call.args[5] if len(call.args) > 5 else None
-    launch = N.Launch(kernel.key, kernel.display, call.args[1], call.args[2], smem, stream, tuple(kernel_args),
-                      span=call.span)
+    launch = N.Launch(kernel.key, kernel.display, *dims, tuple(kernel_args), span=call.span)
     interp.ev_launch(launch, st)
     return const_int(0, T.strip_ref(call.ty)) if isinstance(T.strip_ref(call.ty), T.IntType) else VOID
 
