@@ -66,3 +66,17 @@ def test_a_relaxed_model_that_breaks_a_dropped_product_is_not_the_answer():
     m = Solver().model(facts + [k > 1])
     assert m is not None
     assert z3.is_true(m.eval(k * n == 12, model_completion=True))
+
+
+def test_a_query_costs_the_same_whatever_the_process_built_before_it():
+    """The SAT search follows the numbering of a query's terms; in the process's shared z3 context
+    that numbering depends on every term built before (other instances, other tests), and so did a
+    query's work and, near the limit, its answer. Asked in a context of its own, it does not."""
+    path, question = _grid_stride_exit()
+    _, alone = _units(Solver(rlimit=3_000_000), path + [question])
+    # Unrelated terms, built and solved first, shift the shared context's numbering.
+    noise = [z3.BitVec(f"noise{i}", 64) for i in range(300)]
+    _units(Solver(), [z3.UGT(noise[i] * noise[i + 1], noise[i + 2]) for i in range(0, 297, 3)])
+    again_path, again_question = _grid_stride_exit()
+    _, after = _units(Solver(rlimit=3_000_000), again_path + [again_question])
+    assert alone == after

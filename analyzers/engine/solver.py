@@ -101,10 +101,10 @@ class Solver:
             return model
         return None
 
-    def _new(self, seed: int = 0, rlimit: int | None = None):
+    def _new(self, seed: int = 0, rlimit: int | None = None, context: z3.Context | None = None):
         # A fresh solver per query: after push/pop z3 leaves its bit-blasting pipeline for the
         # incremental core, which is several times slower on these queries.
-        s = z3.Tactic("qfbv").solver()
+        s = z3.Tactic("qfbv", ctx=context).solver()
         limit = rlimit or self.rlimit
         timeout = max(self.timeout_ms, 60_000)  # a safety net: the rlimit decides
         if self.meter is not None:
@@ -120,12 +120,18 @@ class Solver:
         # The SAT search's cost is heavy-tailed: the same query, its terms numbered differently
         # (what ran before it in the process), takes from one to several times its median work.
         # One more search with another seed makes a verdict near the limit far less a matter of luck.
+        # Each query in a z3 context of its own: in the process's context, the numbering of its
+        # terms (what ran before it: other instances, other tests) steers the SAT search, so one
+        # query took from one to several times its median work, and a verdict near the limit
+        # depended on the process's history. Translated, the query is numbered by itself alone.
+        context = z3.Context()
+        query = z3.And(*constraints).translate(context) if len(constraints) != 1 else constraints[0].translate(context)
         for seed in range(attempts or self.attempts):
-            s = self._new(seed, rlimit)
-            s.add(*constraints)
+            s = self._new(seed, rlimit, context)
+            s.add(query)
             t = time.perf_counter()
             r = s.check()
-            work.note_query(s)
+            work.note_query(s, own_context=True)
             self.stats.seconds += time.perf_counter() - t
             self.stats.queries += 1
             if r != z3.unknown:
@@ -134,7 +140,7 @@ class Solver:
             why = s.reason_unknown() or "unknown"
             self._last_unknown = "its work limit was reached" if why in ("canceled", "timeout") or "resource" in why \
                 else why
-        return r, (s.model() if r == z3.sat else None)
+        return r, (s.model().translate(z3.main_ctx()) if r == z3.sat else None)
 
     def feasible(self, constraints: list, strict: bool = False) -> bool:
         """Whether the constraints can hold. An unknown answer counts as feasible (exploring a path

@@ -21,19 +21,26 @@ CPU_SAFETY_FACTOR = 4.0
 _z3_units = 0  # z3's resource counter (one per process, shared by every solver) as last read
 
 
-def note_query(solver) -> None:
+_own_context_units = 0  # the resource counters of queries asked in a z3 context of their own, summed
+
+
+def note_query(solver, own_context: bool = False) -> None:
     """Read z3's resource counter after a query (solver or optimizer). The counter is global to
-    the z3 context and only grows, so the last reading is the work of every query so far."""
-    global _z3_units
+    the z3 context and only grows, so the last reading is the work of every query so far; a query
+    in a context of its own (solver.py) adds its whole count."""
+    global _z3_units, _own_context_units
     try:
-        units = solver.statistics().get_key_value("rlimit count")
+        units = int(solver.statistics().get_key_value("rlimit count"))
     except Exception:  # a query answered before z3 counted anything has no such statistic
         return
-    _z3_units = max(_z3_units, int(units))
+    if own_context:
+        _own_context_units += units
+    else:
+        _z3_units = max(_z3_units, units)
 
 
 def z3_units() -> int:
-    return _z3_units
+    return _z3_units + _own_context_units
 
 
 def cpu_clock() -> float:
@@ -48,14 +55,14 @@ class Meter:
         self.budget_s = budget_s
         self.budget_units = int(budget_s * UNITS_PER_SECOND)
         self.steps = 0
-        self.z3_start = _z3_units
+        self.z3_start = z3_units()
         self.cpu_start = cpu_clock()
 
     def step(self) -> None:
         self.steps += 1
 
     def units(self) -> int:
-        return (_z3_units - self.z3_start) + self.steps * STEP_UNITS
+        return (z3_units() - self.z3_start) + self.steps * STEP_UNITS
 
     def remaining_units(self) -> int:
         return self.budget_units - self.units()
