@@ -47,6 +47,10 @@ class Lia:
         self._keep: list = []  # z3 ids stay unique while their terms live
         self._memo: dict[int, z3.BoolRef] = {}
         self._memo_nl: dict[int, z3.BoolRef] = {}
+        # Questions proved unsatisfiable: (term ids of the path and of the conditions) -> whether
+        # the proof needed the nonlinear tier. Facts only accumulate, so a proof stays one; a load
+        # and the store back to its address ask the same question.
+        self._proved: dict[tuple, bool] = {}
         self.skipped = False
         self.quiet: set[int] = set()  # nonlinear definitions that alone never justify the second tier
         self.timeout_ms = timeout_ms
@@ -250,6 +254,18 @@ class Lia:
         """True when pc ∧ conds is proved unsatisfiable in the integers (then it is, in the program).
         Linear arithmetic first; when that cannot decide and nonlinear facts were left out (a
         product of two sizes), once more with them in z3's nonlinear arithmetic."""
+        key = (tuple(t.get_id() for t in pc), tuple(c.get_id() for c in conds))
+        needed_nonlinear = self._proved.get(key)
+        if needed_nonlinear is not None and (nonlinear or not needed_nonlinear):
+            self.skipped = False
+            return True
+        proved = self._unsat(pc, conds, nonlinear)
+        if proved:
+            self._proved[key] = nonlinear
+            self._keep.append((tuple(pc), conds))
+        return proved
+
+    def _unsat(self, pc, conds, nonlinear: bool) -> bool:
         self.skipped = False
         if all(linear(c) for c in conds):
             terms = [self.translate(c) for c in pc]
@@ -544,7 +560,8 @@ class Lia:
         return False
 
     def _check(self, logic: str, pc_terms, conds, path: bool = False) -> bool:
-        terms = [t for t in pc_terms if not z3.is_true(t)]
+        true_id = z3.BoolVal(True).get_id()  # an id test: z3.is_true() costs several calls into z3
+        terms = [t for t in pc_terms if t.get_id() != true_id]
         facts = self.facts(terms + list(conds), path)
         if facts is None:
             return False  # nothing more to know than the plain query knew
