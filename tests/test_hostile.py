@@ -349,7 +349,7 @@ def test_a_solver_query_never_outlives_the_instance_budget(monkeypatch):
             seen[key] = value
 
     class Tactic:
-        def __init__(self, name):
+        def __init__(self, name, ctx=None):
             pass
 
         def solver(self):
