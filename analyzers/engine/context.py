@@ -12,7 +12,7 @@ from . import lia, replay
 from .solver import Solver, SolverUnknown
 from .terms import constants
 from .work import Meter
-from .values import Counter
+from .values import Counter, IntV, StructV
 
 
 # Values the engine takes as unconstrained because they come from other threads or from code it
@@ -25,7 +25,8 @@ UNTRACKED = {"lane": "a value from another lane of the warp", "collective": "the
              "float": "a floating-point value",
              "texture": "the contents of a texture, which the engine does not follow",
              "random": "a random number the program draws at run time (curand)",
-             "foreign": "memory a pointer made from an integer points to (an object another call made)"}
+             "foreign": "memory a pointer made from an integer points to (an object another call made)",
+             "copy": "bytes a runtime copy brought from device memory"}
 
 
 class BudgetExceeded(Exception):
@@ -128,6 +129,9 @@ class Context:
         self.timed_out_in: str | None = None  # the function of the kernel running when the budget ran out
         self.kernel_units: dict[str, int] = {}  # work spent in each kernel's analysis (work.py), by function
         self.loop_written: dict[int, str] = {}  # region id -> the loop summary that may have written it
+        # Tracked host objects a runtime copy wrote (region id -> the call): what they hold there is
+        # what the device held, which the engine does not compute.
+        self.copied_in: dict[int, str] = {}
         self.replay_pins: list = []  # (rank, inputs) of findings a loop summary could not settle
         self.pin_terms = replay.pin_terms(self.options.pins)  # [(constant, value)] of a replay
         self.threads = None  # the running launch's facts for the thread checks (threads.LaunchThreads)
@@ -173,6 +177,15 @@ class Context:
                                         if sym.kind in replay.INPUT_KINDS])
         if pins and all(p != pins for _, p in self.replay_pins):
             self.replay_pins.append((rank, pins))
+
+    def remember_untracked(self, v, origin: str, what: str) -> None:
+        """Register a value the engine does not compute (a collective's output, an atomic's old
+        value, bytes copied from the device): a finding that needs it is ``needs-values``."""
+        if isinstance(v, IntV):
+            self.symbol(what, v.bv, "load", v.ty.signed, (origin, what, False))
+        elif isinstance(v, StructV):
+            for f in v.fields.values():
+                self.remember_untracked(f, origin, what)
 
     def symbols_behind(self, cond) -> list[Symbol]:
         """The symbols a condition mentions, and those they were computed from (a loop counter
@@ -253,6 +266,43 @@ class Context:
                 return (f"depends on the values of `{name}`, which no binding bounds (give its range in the "
                         "manifest's `values`)")
         return None
+
+    def guard_sources(self, pc, cond, model=None) -> list[tuple]:
+        """The origins of values the engine does not compute (or no binding bounds) that a branch
+        on the path decides on, where the branch also constrains what the failure is about, and
+        the failure needs them to be more than 0 or 1: `if (i < count) a[i]` with `count` read
+        back from the device, or returned by a function with no body, fails only for a large
+        `count`, so the failure rests on it as much as if the index held it. One that fails with
+        such values at 0 or 1 (`if (t >= seq_start) x[b * n + t]`, past `x` from the second
+        sequence on) needs nothing unusual of them, and branches that share nothing with the
+        failure do not count. ``model``: the finding's witness, whose sizes the question keeps
+        (with every size fixed, products of sizes are constants and the question is easy)."""
+        if cond is None:
+            return []
+        failing = {str(v) for v in _vars(cond)}
+        origins: list[tuple] = []
+        terms: list = []
+        for t in pc:
+            if t.get_id() in self.setup_ids or not failing & {str(v) for v in _vars(t)}:
+                continue
+            for sym in self.symbols_behind(t):
+                if sym.kind != "load" or not sym.origin or self.value_dependence([sym.origin]) is None:
+                    continue
+                if sym.origin not in origins:
+                    origins.append(sym.origin)
+                if all(sym.term.get_id() != u.get_id() for u in terms):
+                    terms.append(sym.term)
+        if not origins:
+            return []
+        pc = [t for t in pc if t.get_id() not in self.continued]  # reported accesses taken as in bounds
+        small = [z3.Or(u == 0, u == 1) for u in terms]
+        sizes = [term == model.eval(term, model_completion=True) for _, term in self.dim_order] if model is not None else []
+        try:
+            if self.solver.model(list(pc) + [cond] + small + sizes) is not None:
+                return []
+        except SolverUnknown:
+            pass  # undecided: the failure is not shown to stand without them
+        return origins
 
     def loads_in(self, cond) -> list[tuple]:
         """The origins of the loaded values a condition mentions."""

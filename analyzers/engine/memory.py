@@ -211,7 +211,11 @@ class MemoryOps:
         content = st.content(region)
         c = off.concrete()
         if c is not None:
-            return self._read_at(content, c, ty, region, span)
+            v = self._read_at(content, c, ty, region, span)
+            if region.id in self.ctx.copied_in and c not in content:
+                # Bytes a copy wrote hold one value, whatever reads them (uninitialized ones may not).
+                self._write_at(st.write_content(region), c, ty, v)
+            return v
         slots = self._slots(region, off, ty)
         if slots is None:
             return self._fresh(ty, f"{region.name}[?]", span)
@@ -292,6 +296,10 @@ class MemoryOps:
         if region is None:
             return None
         v = fresh_value(ty, region.name, self.ctx.counter)
+        copy = self.ctx.copied_in.get(rid)
+        if copy is not None:
+            self.ctx.remember_untracked(v, "copy", copy)  # what the device held (models/cuda.py)
+            return v
         summary = self.ctx.loop_written.get(rid)
         if summary is not None and isinstance(v, IntV):
             self.ctx.symbol(summary, v.bv, "havoc", v.ty.signed)

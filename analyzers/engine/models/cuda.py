@@ -40,12 +40,7 @@ def untracked_result(interp, call, origin: str, name: str | None = None):
 
 
 def _remember(interp, v, origin: str, what: str) -> None:
-    from ..values import BoolV, StructV
-    if isinstance(v, IntV):
-        interp.ctx.symbol(f"{what}", v.bv, "load", v.ty.signed, (origin, what, False))
-    elif isinstance(v, StructV):
-        for f in v.fields.values():
-            _remember(interp, f, origin, what)
+    interp.ctx.remember_untracked(v, origin, what)
 
 
 def untracked_store(interp, st, call, loc, origin: str, name: str) -> None:
@@ -585,15 +580,61 @@ def device_alloc(interp, st, call, this, args):
 
 @model("cudaMemcpy", "cudaMemcpyAsync", "cudaMemset", "cudaMemsetAsync")
 def device_copy(interp, st, call, this, args):
-    """Copies and fills access ``count`` bytes of each buffer: both ends are checked."""
+    """Copies and fills access ``count`` bytes of each buffer: both ends are checked. What a copy
+    writes into a host object the engine tracks is what the source held, which it does not
+    compute (device memory): those bytes are any value, and a finding that needs one is
+    ``needs-values`` (before, the object kept its old contents: a count read back from the device
+    into `int h = 0` stayed 0)."""
     count = args[2]
     if not isinstance(count, IntV):
         raise PathEnd("stuck", f"{call.name} with a size that is not an integer", call.span)
-    if isinstance(args[0], PtrV):
-        _check_range(interp, st, args[0], count, True, call.span)
-    if call.name.startswith("cudaMemcpy") and isinstance(args[1], PtrV):
-        _check_range(interp, st, args[1], count, False, call.span)
+    return _copy(interp, st, call, args[0], args[1] if call.name.startswith("cudaMemcpy") else None, count)
+
+
+@model("cudaMemcpyToSymbol", "cudaMemcpyToSymbolAsync", "cudaMemcpyFromSymbol", "cudaMemcpyFromSymbolAsync")
+def symbol_copy(interp, st, call, this, args):
+    """Copies into or out of a `__constant__` / `__device__` variable, ``offset`` bytes into it:
+    both buffers' ranges are checked (a range past the variable is the runtime's
+    `cudaErrorInvalidValue`: the copy does not happen). A variable copied into holds what the
+    host sent (the front end drops its initializer); a host object copied into, as for cudaMemcpy."""
+    to_symbol = "ToSymbol" in call.name
+    count = args[2] if len(args) > 2 else None
+    if not isinstance(count, IntV):
+        raise PathEnd("stuck", f"{call.name} with a size that is not an integer", call.span)
+    offset = args[3] if len(args) > 3 and isinstance(args[3], IntV) else const_int(0, T.UINT64)
+    symbol = args[0] if to_symbol else args[1]
+    if isinstance(symbol, PtrV):
+        from ..memory import index_to_int64
+        byte = T.IntType(8, False, "unsigned char")
+        symbol = interp.ptr_add(PtrV(symbol.region, symbol.off, byte), index_to_int64(offset, call.span), call.span)
+    dst, src = (symbol, args[1]) if to_symbol else (args[0], symbol)
+    return _copy(interp, st, call, dst, src, count)
+
+
+def _copy(interp, st, call, dst, src, count: IntV):
+    """``count`` bytes from ``src`` (None: a fill) to ``dst``, both ranges checked."""
+    if isinstance(dst, PtrV):
+        _check_range(interp, st, dst, count, True, call.span)
+    if isinstance(src, PtrV):
+        _check_range(interp, st, src, count, False, call.span)
+    if src is not None and isinstance(dst, PtrV) and dst.region.tracked:
+        _copied_in(interp, st, call, dst, count)
     return const_int(0, T.strip_ref(call.ty)) if isinstance(T.strip_ref(call.ty), T.IntType) else VOID
+
+
+def _copied_in(interp, st, call, dst: PtrV, count: IntV) -> None:
+    """The bytes a copy wrote into a tracked object hold values the engine does not compute: the
+    object's contents there are dropped (all of them where the range is not known), and what is
+    read there afterwards is such a value (memory.unwritten_value)."""
+    region, start, n = dst.region, dst.off.concrete(), count.concrete()
+    content = st.write_content(region)
+    if start is None or n is None:
+        st.clear_content(region)
+    else:
+        for off, (ty, _) in list(content.items()):
+            if off < start + n and off + max(T.strip_ref(ty).size, 1) > start:
+                del content[off]
+    interp.ctx.copied_in[region.id] = f"`{call.name}` at {call.span.file}:{call.span.line}"
 
 
 @model("cudaFree", "cudaFreeHost", "cudaFreeAsync", "free", "std::free", "cudaDeviceSynchronize",
