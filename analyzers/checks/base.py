@@ -51,10 +51,10 @@ def make_finding(ctx: Context, st, check: str, message: str, location: N.Span, m
                  cond_i=None, **kw) -> Finding:
     """``sized``: (region, offset term) of an out-of-bounds access, ``cond_i``: the failure in the
     integers, for the contract question (engine/contract.py), asked once the instance has run."""
+    sources = ctx.loads_in(cond)
+    sources += [o for o in ctx.guard_sources(st.pc, cond, model) if o not in sources]
     finding = Finding(check=check, message=message, location=location, op=ctx.op, kernel=ctx.kernel,
-                      witness=ctx.witness(model, cond, st.thread),
-                      value_sources=ctx.loads_in(cond) + [o for o in ctx.guard_sources(st.pc, cond, model)
-                                                          if o not in ctx.loads_in(cond)],
+                      witness=ctx.witness(model, cond, st.thread), value_sources=sources,
                       load_elements=ctx.load_elements(model, cond), **kw)
     contract.ask_later(ctx, finding, st.pc, cond, sized, cond_i, model)
     return finding

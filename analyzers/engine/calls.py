@@ -215,8 +215,7 @@ class CallOps:
         if not isinstance(ret, T.FloatType):
             self.ctx.note(f"{e.name} has no body: its result is taken as any value of type {ret.name}")
             # A finding that needs a particular result is inconclusive (needs-values), not a bug.
-            from .models.cuda import _remember
-            _remember(self, v, "unknown-call", f"`{e.name}` at {e.span.file}:{e.span.line}")
+            self.ctx.remember_untracked(v, "unknown-call", f"`{e.name}` at {e.span.file}:{e.span.line}")
         return v
 
     def forget_string_literals(self, e: N.Call, st: State, this, args: list) -> None:

@@ -281,7 +281,7 @@ class Context:
             return []
         failing = {str(v) for v in _vars(cond)}
         origins: list[tuple] = []
-        terms: list = []
+        terms: dict[int, z3.ExprRef] = {}  # id -> the symbol's term
         for t in pc:
             if t.get_id() in self.setup_ids or not failing & {str(v) for v in _vars(t)}:
                 continue
@@ -290,12 +290,11 @@ class Context:
                     continue
                 if sym.origin not in origins:
                     origins.append(sym.origin)
-                if all(sym.term.get_id() != u.get_id() for u in terms):
-                    terms.append(sym.term)
+                terms.setdefault(sym.term.get_id(), sym.term)
         if not origins:
             return []
         pc = [t for t in pc if t.get_id() not in self.continued]  # reported accesses taken as in bounds
-        small = [z3.Or(u == 0, u == 1) for u in terms]
+        small = [z3.Or(u == 0, u == 1) for u in terms.values()]
         sizes = [term == model.eval(term, model_completion=True) for _, term in self.dim_order] if model is not None else []
         try:
             if self.solver.model(list(pc) + [cond] + small + sizes) is not None:

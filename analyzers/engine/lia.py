@@ -52,6 +52,7 @@ class Lia:
         # and the store back to its address ask the same question.
         self._proved: dict[tuple, bool] = {}
         self.skipped = False
+        self._true_id = z3.BoolVal(True).get_id()  # an id test: z3.is_true() costs several calls into z3
         self.quiet: set[int] = set()  # nonlinear definitions that alone never justify the second tier
         self.timeout_ms = timeout_ms
         self.rlimit = rlimit
@@ -560,8 +561,7 @@ class Lia:
         return False
 
     def _check(self, logic: str, pc_terms, conds, path: bool = False) -> bool:
-        true_id = z3.BoolVal(True).get_id()  # an id test: z3.is_true() costs several calls into z3
-        terms = [t for t in pc_terms if t.get_id() != true_id]
+        terms = [t for t in pc_terms if t.get_id() != self._true_id]
         facts = self.facts(terms + list(conds), path)
         if facts is None:
             return False  # nothing more to know than the plain query knew

@@ -1010,7 +1010,7 @@ class Lowerer:
         cfg = self.expr(args_c[0])
         cfg_type = args_c[0].type.get_canonical().get_pointee().get_canonical()
         fields = {f.spelling: self.types(f.type) for f in cfg_type.get_fields()}
-        if not {"gridDim", "blockDim", "dynamicSmemBytes", "stream"} <= set(fields):
+        if not set(N.LAUNCH_CONFIG_FIELDS) <= set(fields):
             return N.Unsupported("cudaLaunchKernelEx with a configuration the front end cannot read", ty, span=sp)
 
         def member(name: str) -> N.Expr:
@@ -1022,7 +1022,7 @@ class Lowerer:
         for a, pt in zip(args_c[2:], params):
             e = self.expr(a)
             args.append(e if _same_type(T.strip_ref(e.ty), pt) else N.Cast("implicit", e, pt, span=e.span))
-        dims = (member("gridDim"), member("blockDim"), member("dynamicSmemBytes"), member("stream"))
+        dims = tuple(member(name) for name in N.LAUNCH_CONFIG_FIELDS)
         if kernel is None:
             launch = N.Launch(None, args_c[1].spelling or "kernel pointer", *dims, tuple(args),
                               target=self.expr(args_c[1]), span=sp)

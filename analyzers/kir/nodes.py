@@ -245,6 +245,12 @@ class Lambda(Expr):
     span: Span = _span()
 
 
+# The fields of cudaLaunchConfig_t an extended launch reads, in Launch's order (grid, block,
+# dynamic shared memory, stream): the front end's cudaLaunchKernelEx and the engine's
+# cudaLaunchKernelExC model read the same ones.
+LAUNCH_CONFIG_FIELDS = ("gridDim", "blockDim", "dynamicSmemBytes", "stream")
+
+
 @dataclass(frozen=True)
 class Launch(Expr):
     kernel: str | None

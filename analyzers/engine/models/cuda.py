@@ -17,6 +17,7 @@ from ..threads import GRID_BARRIERS, shuffle_source
 from . import model, normalize
 
 VOID = OpaqueV("void")
+BYTE = T.IntType(8, False, "unsigned char")  # the unit of runtime copies and fills
 FUNC_ATTR_MAX_DYNAMIC_SMEM = 8  # cudaFuncAttributeMaxDynamicSharedMemorySize
 
 
@@ -35,12 +36,8 @@ def untracked_result(interp, call, origin: str, name: str | None = None):
     any value of its type, remembered so that a finding that depends on it says so instead of
     standing as a bug."""
     v = fresh_result(interp, call, name or call.name)
-    _remember(interp, v, origin, f"`{call.name}` at {call.span.file}:{call.span.line}")
+    interp.ctx.remember_untracked(v, origin, f"`{call.name}` at {call.span.file}:{call.span.line}")
     return v
-
-
-def _remember(interp, v, origin: str, what: str) -> None:
-    interp.ctx.remember_untracked(v, origin, what)
 
 
 def untracked_store(interp, st, call, loc, origin: str, name: str) -> None:
@@ -48,7 +45,7 @@ def untracked_store(interp, st, call, loc, origin: str, name: str) -> None:
     read), remembered as ``untracked_result`` remembers a returned one."""
     v = fresh_value(T.strip_ref(loc.ty), name, interp.ctx.counter)
     if v is not None:
-        _remember(interp, v, origin, f"`{call.name}` at {call.span.file}:{call.span.line}")
+        interp.ctx.remember_untracked(v, origin, f"`{call.name}` at {call.span.file}:{call.span.line}")
         interp.store(st, loc, v, call.span)
 
 
@@ -92,7 +89,7 @@ def syncthreads_reduce(interp, st, call, this, args):
     interp.barrier(st, call.span, "block", call.name)
     hi = MAX_THREADS_PER_BLOCK if call.name == "__syncthreads_count" else 1
     v = ranged_int(interp, st, call.name, T.strip_ref(call.ty), 0, hi)
-    _remember(interp, v, "collective", f"`{call.name}` at {call.span.file}:{call.span.line}")
+    interp.ctx.remember_untracked(v, "collective", f"`{call.name}` at {call.span.file}:{call.span.line}")
     return v
 
 
@@ -125,7 +122,7 @@ def warp_vote(interp, st, call, this, args):
     interp.warp_sync(st, call, args[0] if args else None)
     v = ranged_int(interp, st, call.name, T.strip_ref(call.ty), 0, 1) if isinstance(T.strip_ref(call.ty), T.IntType) \
         else fresh_result(interp, call)
-    _remember(interp, v, "lane", f"`{call.name}` at {call.span.file}:{call.span.line}")
+    interp.ctx.remember_untracked(v, "lane", f"`{call.name}` at {call.span.file}:{call.span.line}")
     return v
 
 
@@ -417,7 +414,7 @@ def _counted(interp, st, call, loc, args, initial):
         lo = initial.lo
         term = v.bv >= lo if ty.signed else z3.UGE(v.bv, lo) if lo >= 0 else z3.BoolVal(True)
         st.assume(lia.CURRENT.register(term, ints.I(v) >= lo))
-        _remember(interp, v, "atomic", f"`{call.name}` at {call.span.file}:{call.span.line}")
+        interp.ctx.remember_untracked(v, "atomic", f"`{call.name}` at {call.span.file}:{call.span.line}")
         return v
     what = f"threads that added to `{region.name}` before this one (`{call.name}` at {call.span.file}:{call.span.line})"
     j = fresh_int(interp.ctx.fresh_name("order"), T.INT64, 0, most - 1)
@@ -474,16 +471,15 @@ def _check_range(interp, st, ptr: PtrV, n: IntV, write: bool, span) -> None:
     """Bytes [p, p+n) are accessed: check the first and the last."""
     from ..memory import index_to_int64
     from ..values import Loc
-    byte = T.IntType(8, False, "unsigned char")
     c = n.concrete()
     if c == 0:
         return
     # A copy of no bytes touches nothing: neither end is accessed unless the count is positive.
     guard = None if c is not None else z3.UGT(n.bv, 0) if not n.ty.signed else n.bv > 0
-    interp.emit_access(st, Loc(ptr.region, ptr.off, byte), 1, write, span, guard)
-    last = interp.ptr_add(PtrV(ptr.region, ptr.off, byte), index_to_int64(n, span), span)
+    interp.emit_access(st, Loc(ptr.region, ptr.off, BYTE), 1, write, span, guard)
+    last = interp.ptr_add(PtrV(ptr.region, ptr.off, BYTE), index_to_int64(n, span), span)
     last = interp.ptr_add(last, const_int(1, T.INT64), span, subtract=True)
-    interp.emit_access(st, Loc(last.region, last.off, byte), 1, write, span, guard)
+    interp.emit_access(st, Loc(last.region, last.off, BYTE), 1, write, span, guard)
 
 
 @model("sincosf", "__sincosf", "sincos")
@@ -605,8 +601,7 @@ def symbol_copy(interp, st, call, this, args):
     symbol = args[0] if to_symbol else args[1]
     if isinstance(symbol, PtrV):
         from ..memory import index_to_int64
-        byte = T.IntType(8, False, "unsigned char")
-        symbol = interp.ptr_add(PtrV(symbol.region, symbol.off, byte), index_to_int64(offset, call.span), call.span)
+        symbol = interp.ptr_add(PtrV(symbol.region, symbol.off, BYTE), index_to_int64(offset, call.span), call.span)
     dst, src = (symbol, args[1]) if to_symbol else (args[0], symbol)
     return _copy(interp, st, call, dst, src, count)
 
@@ -627,10 +622,10 @@ def _copied_in(interp, st, call, dst: PtrV, count: IntV) -> None:
     object's contents there are dropped (all of them where the range is not known), and what is
     read there afterwards is such a value (memory.unwritten_value)."""
     region, start, n = dst.region, dst.off.concrete(), count.concrete()
-    content = st.write_content(region)
     if start is None or n is None:
         st.clear_content(region)
     else:
+        content = st.write_content(region)
         for off, (ty, _) in list(content.items()):
             if off < start + n and off + max(T.strip_ref(ty).size, 1) > start:
                 del content[off]
@@ -790,7 +785,7 @@ def runtime_query(interp, st, call, this, args):
         if known:
             interp.ctx.symbol(what, v.bv, "host", ty.signed)
         else:
-            _remember(interp, v, "unknown-call", what)
+            interp.ctx.remember_untracked(v, "unknown-call", what)
         interp.store(st, interp.deref(out, ty, call.span), v, call.span)
     ty = T.strip_ref(call.ty)
     return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
@@ -851,8 +846,7 @@ def launch_kernel_ex_c(interp, st, call, this, args):
     config = call.args[0]
     cfg_type = T.strip_ref(config.ty)
     cfg_type = cfg_type.pointee if isinstance(cfg_type, T.PtrType) else None
-    names = ("gridDim", "blockDim", "dynamicSmemBytes", "stream")
-    fields = [cfg_type.field(n) if isinstance(cfg_type, T.StructType) else None for n in names]
+    fields = [cfg_type.field(n) if isinstance(cfg_type, T.StructType) else None for n in N.LAUNCH_CONFIG_FIELDS]
     if None in fields:
         raise PathEnd("stuck", f"{call.name} with a configuration the engine cannot read", call.span)
     dims = tuple(N.Member(config, f.name, True, f.type, span=call.span) for f in fields)

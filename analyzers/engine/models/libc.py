@@ -9,7 +9,7 @@ from ..memory import PathEnd
 from ..state import fresh_value
 from ..values import IntV, OpaqueV, PtrV, const_int
 from . import model
-from .cuda import _check_range, _remember, fresh_result, untracked_result
+from .cuda import _check_range, fresh_result, untracked_result
 
 VOID = OpaqueV("void")
 
@@ -29,7 +29,7 @@ def _write_unknown(interp, st, ptr, call) -> None:
         if ptr.region.tracked:
             st.clear_content(ptr.region)
         return
-    _remember(interp, v, "input", f"what `{call.name}` at {call.span.file}:{call.span.line} stores")
+    interp.ctx.remember_untracked(v, "input", f"what `{call.name}` at {call.span.file}:{call.span.line} stores")
     interp.store(st, loc, v, call.span)
 
 
