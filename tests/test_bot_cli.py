@@ -119,13 +119,13 @@ def test_pr_and_post_without_their_event_are_usage_errors(tmp_path):
     assert r.returncode == 2 and "outside the repository" in r.stderr
 
 
-def test_diff_command_explains_the_impact(tmp_path):
+def test_diff_command_explains_the_impact(tmp_path, shared_cache):
     repo = example_repo(tmp_path / "repo")
     git(repo, "checkout", "-qb", "topic")
     edit(repo, "csrc/quant_kernels.cu", "const int num_elems = input.numel();\n  dim3 grid(minivllm::ceil_div(num_elems, 256));",
          "const int64_t num_elems = input.numel();\n  dim3 grid(minivllm::ceil_div<int64_t>(num_elems, 256));")
     commit_all(repo, "fix")
-    r = kernelvet("diff", "main", "--explain-impact", "--cache-dir", str(tmp_path / "c"), "--format", "json", cwd=repo)
+    r = kernelvet("diff", "main", "--explain-impact", "--cache-dir", str(shared_cache), "--format", "json", cwd=repo)
     report = json.loads(r.stdout)
     assert report["unverified"] == []  # the fix compiles (int64_t needs ceil_div<int64_t>)
     assert {i["op"] for i in report["instances"]} == {"static_scaled_int8_quant"}

@@ -22,10 +22,12 @@ def kernelvet(*args, cwd=None) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def example_run(tmp_path_factory):
-    """One uncached scan of the example: its text report on stdout and its JSON report beside it."""
+def example_run(tmp_path_factory, shared_cache):
+    """One scan of the example: its text report on stdout and its JSON report beside it. The
+    session's cache (keyed by IR) serves what another test verified first; the checkout stays as
+    it is."""
     json_path = tmp_path_factory.mktemp("example") / "report.json"
-    r = kernelvet("scan", str(EXAMPLE), "--no-cache", "--json", str(json_path))  # the checkout stays as it is
+    r = kernelvet("scan", str(EXAMPLE), "--cache-dir", str(shared_cache), "--json", str(json_path))
     assert r.returncode == 1, r.stderr
     assert "Traceback" not in r.stderr
     return r.stdout, json.loads(json_path.read_text())

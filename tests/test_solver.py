@@ -4,7 +4,7 @@ Work is compared in z3's resource units, which are the same on every machine."""
 import z3
 
 from analyzers.engine import work
-from analyzers.engine.solver import Solver, SolverUnknown
+from analyzers.engine.solver import Solver, SolverUnknown, forget_answers
 
 
 def _grid_stride_exit():
@@ -78,5 +78,26 @@ def test_a_query_costs_the_same_whatever_the_process_built_before_it():
     noise = [z3.BitVec(f"noise{i}", 64) for i in range(300)]
     _units(Solver(), [z3.UGT(noise[i] * noise[i + 1], noise[i + 2]) for i in range(0, 297, 3)])
     again_path, again_question = _grid_stride_exit()
-    _, after = _units(Solver(rlimit=3_000_000), again_path + [again_question])
+    forget_answers()  # asked afresh, not answered from memory
+    again = Solver(rlimit=3_000_000)
+    _, after = _units(again, again_path + [again_question])
+    assert again.stats.queries > 0 and again.stats.cached == 0
     assert alone == after
+
+
+def test_a_remembered_answer_costs_the_work_of_asking_again():
+    """A query asked again (another dtype's path, a replay, another instance) is answered from
+    memory, charged the units it cost, so a budget runs out where it would have: the same verdict
+    whichever instances ran before in the process. A query under another limit is asked afresh."""
+    forget_answers()
+    path, question = _grid_stride_exit()
+    first = Solver(rlimit=3_000_000)
+    answer, units = _units(first, path + [question])
+    assert first.stats.queries > 0 and units > 0
+    second = Solver(rlimit=3_000_000)
+    again, again_units = _units(second, path + [question])
+    assert (again is None) == (answer is None) and again_units == units
+    assert second.stats.queries == 0 and second.stats.cached > 0
+    other = Solver(rlimit=2_000_000)
+    _units(other, path + [question])
+    assert other.stats.queries > 0

@@ -282,6 +282,8 @@ class Context:
         failing = {str(v) for v in _vars(cond)}
         origins: list[tuple] = []
         terms: dict[int, z3.ExprRef] = {}  # id -> the symbol's term
+        # Reported accesses taken as in bounds are not branches: what they mention decides nothing.
+        pc = [t for t in pc if t.get_id() not in self.continued]
         for t in pc:
             if t.get_id() in self.setup_ids or not failing & {str(v) for v in _vars(t)}:
                 continue
@@ -293,7 +295,6 @@ class Context:
                 terms.setdefault(sym.term.get_id(), sym.term)
         if not origins:
             return []
-        pc = [t for t in pc if t.get_id() not in self.continued]  # reported accesses taken as in bounds
         small = [z3.Or(u == 0, u == 1) for u in terms.values()]
         sizes = [term == model.eval(term, model_completion=True) for _, term in self.dim_order] if model is not None else []
         try:

@@ -6,6 +6,7 @@ counts against the instance's budget (work.py)."""
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import z3
@@ -19,6 +20,21 @@ _NONLINEAR = {z3.Z3_OP_BMUL, z3.Z3_OP_BUDIV, z3.Z3_OP_BSDIV, z3.Z3_OP_BUREM, z3.
               z3.Z3_OP_BUDIV_I, z3.Z3_OP_BSDIV_I, z3.Z3_OP_BUREM_I, z3.Z3_OP_BSREM_I, z3.Z3_OP_BSMOD_I}
 # The relaxed query's share of the work limit: it either answers at once or is not worth waiting for.
 RELAXED_SHARE = 0.01
+
+
+# Answers of bit-vector queries, remembered for the process: the dtype forks of one kernel, the
+# follow-up and replay runs of one instance, and the instances of one op ask many of the same
+# queries. A query in a context of its own is a function of its terms, its limit and its seeds
+# (z3 hash-conses terms, so the same terms have the same ids while they live; the entry keeps
+# them alive), and a remembered answer charges the work it cost (work.charge): verdicts are those
+# of asking again, in any order.
+_ANSWERS: OrderedDict = OrderedDict()
+MAX_ANSWERS = 4096
+
+
+def forget_answers() -> None:
+    """Drop the remembered answers (a test that measures a query's own work asks it afresh)."""
+    _ANSWERS.clear()
 
 
 class SolverUnknown(Exception):
@@ -101,17 +117,22 @@ class Solver:
             return model
         return None
 
+    def _limit(self, rlimit: int | None) -> int:
+        """A query's work limit: its own, never past the units the instance has left."""
+        limit = rlimit or self.rlimit
+        if self.meter is not None:
+            limit = min(limit, max(1_000, self.meter.remaining_units()))
+        return limit
+
     def _new(self, seed: int = 0, rlimit: int | None = None, context: z3.Context | None = None):
         # A fresh solver per query: after push/pop z3 leaves its bit-blasting pipeline for the
         # incremental core, which is several times slower on these queries.
         s = z3.Tactic("qfbv", ctx=context).solver()
-        limit = rlimit or self.rlimit
         timeout = max(self.timeout_ms, 60_000)  # a safety net: the rlimit decides
         if self.meter is not None:
-            limit = min(limit, max(1_000, self.meter.remaining_units()))
             timeout = min(timeout, max(50, int(self.meter.safety_seconds_left() * 1000) + 50))
         s.set("timeout", timeout)
-        s.set("rlimit", limit)
+        s.set("rlimit", self._limit(rlimit))
         s.set("random_seed", seed)
         return s
 
@@ -124,23 +145,41 @@ class Solver:
         # terms (what ran before it: other instances, other tests) steers the SAT search, so one
         # query took from one to several times its median work, and a verdict near the limit
         # depended on the process's history. Translated, the query is numbered by itself alone.
+        attempts = attempts or self.attempts
+        key = (tuple(c.get_id() for c in constraints), attempts, self._limit(rlimit))
+        known = _ANSWERS.get(key)
+        if known is not None:
+            _ANSWERS.move_to_end(key)
+            r, model, units, why, _ = known
+            work.charge(units)
+            self.stats.cached += 1
+            if r == z3.unknown:
+                self._last_unknown = why
+            return r, model
         context = z3.Context()
         query = z3.And(*constraints).translate(context) if len(constraints) != 1 else constraints[0].translate(context)
-        for seed in range(attempts or self.attempts):
+        units = 0
+        for seed in range(attempts):
             s = self._new(seed, rlimit, context)
             s.add(query)
             t = time.perf_counter()
             r = s.check()
-            work.note_query(s, own_context=True)
+            units += work.note_query(s, own_context=True)
             self.stats.seconds += time.perf_counter() - t
             self.stats.queries += 1
             if r != z3.unknown:
                 break
+        why = None
         if r == z3.unknown:
             why = s.reason_unknown() or "unknown"
             self._last_unknown = "its work limit was reached" if why in ("canceled", "timeout") or "resource" in why \
                 else why
-        return r, (s.model().translate(z3.main_ctx()) if r == z3.sat else None)
+        model = s.model().translate(z3.main_ctx()) if r == z3.sat else None
+        if why != "timeout" and why != "canceled":  # the wall clock's answers are the machine's, not the query's
+            _ANSWERS[key] = (r, model, units, self._last_unknown, tuple(constraints))
+            if len(_ANSWERS) > MAX_ANSWERS:
+                _ANSWERS.popitem(last=False)
+        return r, model
 
     def feasible(self, constraints: list, strict: bool = False) -> bool:
         """Whether the constraints can hold. An unknown answer counts as feasible (exploring a path

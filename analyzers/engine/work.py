@@ -24,19 +24,28 @@ _z3_units = 0  # z3's resource counter (one per process, shared by every solver)
 _own_context_units = 0  # the resource counters of queries asked in a z3 context of their own, summed
 
 
-def note_query(solver, own_context: bool = False) -> None:
+def note_query(solver, own_context: bool = False) -> int:
     """Read z3's resource counter after a query (solver or optimizer). The counter is global to
     the z3 context and only grows, so the last reading is the work of every query so far; a query
-    in a context of its own (solver.py) adds its whole count."""
+    in a context of its own (solver.py) adds its whole count, which is returned."""
     global _z3_units, _own_context_units
     try:
         units = int(solver.statistics().get_key_value("rlimit count"))
     except Exception:  # a query answered before z3 counted anything has no such statistic
-        return
+        return 0
     if own_context:
         _own_context_units += units
-    else:
-        _z3_units = max(_z3_units, units)
+        return units
+    _z3_units = max(_z3_units, units)
+    return 0
+
+
+def charge(units: int) -> None:
+    """Count work a query would have done had its answer not been remembered (solver.py): a
+    remembered answer saves the time, never the budget, so a verdict does not depend on which
+    queries ran before in the process."""
+    global _own_context_units
+    _own_context_units += units
 
 
 def z3_units() -> int:
