@@ -34,6 +34,7 @@ import z3
 
 from ..engine.solver import SolverUnknown
 from ..engine.context import UNTRACKED, _vars
+from ..engine.values import EXTENT_ONLY
 from ..engine.threads import PRIME, SecondThread, second_thread_witness, small_model, thread_text, warp_of
 from ..findings import STATIC_ONLY_BLOCK_SCOPE, Finding, Fix
 from .base import Check, depends_on_summary, span_key
@@ -169,7 +170,7 @@ class RaceCheck(Check):
         self.dropped = 0
 
     def on_access(self, ctx, st, ev) -> None:
-        if st.epoch is None or ctx.threads is None or ev.region.kind not in RACY:
+        if st.epoch is None or ctx.threads is None or ev.region.kind not in RACY or ev.region.note == EXTENT_ONLY:
             return
         if ev.region.kind == "global" and not ctx.options.global_races and ev.scope != "block":
             return

@@ -132,6 +132,12 @@ class Context:
         # Tracked host objects a runtime copy wrote (region id -> the call): what they hold there is
         # what the device held, which the engine does not compute.
         self.copied_in: dict[int, str] = {}
+        # CUDA arrays a program allocated with a known element size (region id -> (bytes per element
+        # IntV, width IntV, height IntV or None for a 1-D array)), and the surface objects made
+        # over them (the object's z3 name -> the array's region): what a trap-mode surface access
+        # is checked against.
+        self.cuda_arrays: dict[int, tuple] = {}
+        self.surface_arrays: dict[str, object] = {}
         self.replay_pins: list = []  # (rank, inputs) of findings a loop summary could not settle
         self.pin_terms = replay.pin_terms(self.options.pins)  # [(constant, value)] of a replay
         self.threads = None  # the running launch's facts for the thread checks (threads.LaunchThreads)

@@ -98,6 +98,11 @@ def exact_float(x, ty) -> float | None:
     return float(x)
 
 
+# Region.note of a region that stands for an extent only (a CUDA array's row or column, which a
+# surface access must stay inside), not for memory threads share: no race is asked about it.
+EXTENT_ONLY = "extent-only"
+
+
 @dataclass(frozen=True, eq=False)
 class Region:
     """A memory object. ``size`` is its size in bytes as a 64-bit term; ``lo_size`` a lower bound."""

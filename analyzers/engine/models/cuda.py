@@ -10,7 +10,7 @@ from ...kir import types as T
 from ..memory import PathEnd
 from ..state import fresh_value
 from .. import ints, lia
-from ..values import FloatV, IntV, OpaqueV, PtrV, RefV, const_int, fresh_int
+from ..values import EXTENT_ONLY, FloatV, IntV, OpaqueV, PtrV, RefV, const_int, fresh_int
 from ...limits import MAX_SMEM_OPTIN, MAX_THREADS_PER_BLOCK, WARP_SIZE
 from ..context import _vars as z3_vars
 from ..threads import GRID_BARRIERS, shuffle_source
@@ -644,6 +644,13 @@ def runtime_status(interp, st, call, this, args):
     return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
 
 
+@model("cudaGetErrorString", "cudaGetErrorName")
+def error_string(interp, st, call, this, args):
+    """The runtime's text for an error code: a constant string the program prints (opaque to the
+    engine; it is only passed to the C library)."""
+    return OpaqueV("error string", T.strip_ref(call.ty))
+
+
 @model("curand_init")
 def curand_init(interp, st, call, this, args):
     """A generator's state set up in place: the state object (often one element of a per-thread
@@ -685,20 +692,27 @@ SURFACE_TRAP = 2  # cudaBoundaryModeTrap, the default: an access out of range ab
 
 @model("surf1Dread", "surf2Dread", "surf3Dread", "surf1Dwrite", "surf2Dwrite", "surf3Dwrite")
 def surface_access(interp, st, call, this, args):
-    """A surface read or write: the CUDA array behind the object is not followed, so its extent is
-    unknown. In zero or clamp mode an access out of range is harmless (a read gives any value); in
-    trap mode (the default) it aborts the kernel, which the engine cannot rule out: inconclusive
-    at the access, and the path goes on."""
+    """A surface read or write. In zero or clamp mode an access out of range is harmless (a read
+    gives any value); in trap mode (the default) it aborts the kernel: where the object was made
+    over a CUDA array the program allocated (its width, height and element size known), the access
+    is checked against the array, x in bytes within a row, y within the rows; otherwise the engine
+    cannot rule it out: inconclusive at the access, and the path goes on."""
     dims, write = int(call.name[4]), call.name.endswith("write")
     out_pointer = not write and isinstance(T.strip_ref(call.ty), T.VoidType)  # surf2Dread(&v, obj, x, y)
-    fixed = (1 if write or out_pointer else 0) + 1 + dims
+    first = 1 if write or out_pointer else 0
+    fixed = first + 1 + dims
     mode = args[fixed] if len(args) > fixed else None
     mode = SURFACE_TRAP if mode is None else mode.concrete() if isinstance(mode, IntV) else None
     if mode is None or mode == SURFACE_TRAP:
-        interp.ctx.stuck("unsupported", f"`{call.name}` in trap mode aborts the kernel when its coordinates leave the "
-                         "surface, whose extent kernelvet does not follow from the CUDA array; pass "
-                         "cudaBoundaryModeZero or cudaBoundaryModeClamp if out-of-range accesses are expected",
-                         call.span)
+        array = _surface_array(interp, args[first] if len(args) > first else None, dims)
+        if array is not None:
+            _surface_range(interp, st, call, array, args[first + 1:fixed], write)
+        else:
+            interp.ctx.stuck("unsupported", f"`{call.name}` in trap mode aborts the kernel when its coordinates leave "
+                             "the surface, and this surface was not made over a CUDA array the program allocated "
+                             "(`cudaMallocArray` then `cudaCreateSurfaceObject`), so its extent is not known; pass "
+                             "cudaBoundaryModeZero or cudaBoundaryModeClamp if out-of-range accesses are expected",
+                             call.span)
     if write:
         return VOID
     if not out_pointer:
@@ -709,23 +723,114 @@ def surface_access(interp, st, call, this, args):
     return VOID
 
 
+def _surface_array(interp, obj, dims: int):
+    """The extents of the CUDA array a surface object was made over, when the program allocated it
+    with a known element size and it has ``dims`` dimensions (a 1-D access of a 2-D array is not
+    judged)."""
+    if not isinstance(obj, IntV):
+        return None
+    array = interp.ctx.surface_arrays.get(str(obj.bv))
+    if array is None:
+        return None
+    extents = interp.ctx.cuda_arrays[array.id]
+    return extents if dims == len(extents) else None
+
+
+def _surface_range(interp, st, call, extents: tuple, coords: list, write: bool) -> None:
+    """A trap-mode surface access of ``sizeof(T)`` bytes at byte ``x`` of row ``y``: x is checked
+    against a row of the array, y against a column (``y * elem`` bytes into it), each an access
+    of a region that stands for that extent only, so that both questions stay linear where the
+    array's storage, ``y * row bytes + x``, would multiply two sizes."""
+    from ..memory import index_to_int64
+    from ..values import Loc
+    data = T.strip_ref(call.args[0].ty) if write or isinstance(T.strip_ref(call.ty), T.VoidType) else \
+        T.strip_ref(call.ty)
+    if not write and isinstance(data, T.PtrType):
+        data = data.pointee  # surf2Dread(&v, obj, x, y)
+    if not all(isinstance(c, IntV) for c in coords):
+        raise PathEnd("stuck", f"{call.name} with coordinates that are not integers", call.span)
+    row = extents[0]
+    interp.emit_access(st, Loc(row, index_to_int64(coords[0], call.span), data), max(data.size, 1), write, call.span)
+    for column, y in zip(extents[1:], coords[1:]):
+        elem = column.elem_size
+        at = ints.arith("*", index_to_int64(y, call.span), const_int(elem, T.INT64), T.INT64, call.span)
+        interp.emit_access(st, Loc(column, at, T.IntType(8 * elem, False, f"uint{8 * elem}_t")), elem, write,
+                           call.span)
+
+
+def _channel_bytes(interp, st, call, desc) -> int | None:
+    """Bytes per element of a channel format descriptor (the bits of its four channels)."""
+    if not isinstance(desc, PtrV) or not isinstance(desc.pointee, T.StructType):
+        return None
+    loc = interp.deref(desc, desc.pointee, call.span)
+    bits = 0
+    for name in ("x", "y", "z", "w"):
+        v = interp.load(st, interp.field_loc(loc, name, call.span), call.span)
+        c = v.concrete() if isinstance(v, IntV) else None
+        if c is None or c < 0:
+            return None
+        bits += c
+    return bits // 8 if bits > 0 and bits % 8 == 0 else None
+
+
 @model("cudaCreateTextureObject", "cudaMallocArray", "cudaCreateSurfaceObject")
 def texture_handle(interp, st, call, this, args):
     """A texture object or a CUDA array written through the out-pointer: a handle the program only
-    passes back to the runtime and to fetches (the descriptors it reads are the program's own)."""
+    passes back to the runtime and to fetches (the descriptors it reads are the program's own). A
+    CUDA array of a known element size is as large as it was asked to be, and a surface object
+    made over one remembers it, so that trap-mode accesses are checked against its extent."""
     out = args[0]
     if isinstance(out, PtrV):
         slot = out.pointee
         if isinstance(slot, T.IntType):
-            value = fresh_int(interp.ctx.fresh_name("texture object"), slot)
+            value = fresh_int(interp.ctx.fresh_name("surface object" if "Surface" in call.name else "texture object"),
+                              slot)
+            array = _described_array(interp, st, call, args[1]) if call.name == "cudaCreateSurfaceObject" \
+                and len(args) > 1 else None
+            if array is not None:
+                interp.ctx.surface_arrays[str(value.bv)] = array
         else:
-            # A CUDA array: storage only the runtime and the fetches see.
-            region = interp.new_region("global", f"CUDA array at line {call.span.line}", const_int(1, T.INT64),
-                                       call.span, align=256)
-            value = PtrV(region, const_int(0, T.INT64), T.VOID)
+            value = PtrV(_new_array(interp, st, call, args), const_int(0, T.INT64), T.VOID)
         interp.store(st, interp.deref(out, slot, call.span), value, call.span)
     ty = T.strip_ref(call.ty)
     return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
+
+
+def _new_array(interp, st, call, args):
+    """A CUDA array: storage only the runtime, the fetches and the surfaces see, ``width`` (and
+    ``height`` rows of it, 0 for a 1-D array) elements of the descriptor's size. Where the size is
+    known, its extents are kept as a row and a column (``EXTENT_ONLY`` regions) for the surfaces."""
+    name = f"CUDA array at line {call.span.line}"
+    region = interp.new_region("global", name, const_int(1, T.INT64), call.span, align=256)
+    elem = _channel_bytes(interp, st, call, args[1]) if len(args) > 2 else None
+    width = args[2] if len(args) > 2 and isinstance(args[2], IntV) else None
+    height = args[3] if len(args) > 3 and isinstance(args[3], IntV) else const_int(0, T.UINT64)
+    if elem is None or width is None or not isinstance(height, IntV):
+        return region
+    extents = [width] if height.concrete() == 0 else [width, height]
+    interp.ctx.cuda_arrays[region.id] = tuple(
+        interp.new_region("global", f"{what} of the {name}", ints.arith("*", ints.convert(n, T.INT64, call.span),
+                                                                        const_int(elem, T.INT64), T.INT64, call.span),
+                          call.span, elem_size=elem, align=elem, note=EXTENT_ONLY)
+        for what, n in zip(("a row", "a column"), extents))
+    return region
+
+
+def _described_array(interp, st, call, desc):
+    """The CUDA array a resource descriptor names (``resType`` is ``cudaResourceTypeArray``), when
+    the program allocated it here."""
+    if not isinstance(desc, PtrV) or not isinstance(desc.pointee, T.StructType):
+        return None
+    loc = interp.deref(desc, desc.pointee, call.span)
+    kind = interp.load(st, interp.field_loc(loc, "resType", call.span), call.span)
+    if not isinstance(kind, IntV) or kind.concrete() != 0:
+        return None
+    res = interp.field_loc(loc, "res", call.span)
+    array = interp.load(st, interp.field_loc(interp.field_loc(res, "array", call.span), "array", call.span),
+                        call.span)
+    if isinstance(array, PtrV) and array.region.id in interp.ctx.cuda_arrays:
+        return array.region
+    return None
 
 
 @model("cudaMemcpyToArray", "cudaMemcpy2DToArray")

@@ -74,6 +74,9 @@ cudaError_t cudaCreateTextureObject(cudaTextureObject_t* pTexObject, const struc
                                     const struct cudaTextureDesc* pTexDesc,
                                     const struct cudaResourceViewDesc* pResViewDesc);
 cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject);
+// cudaMallocArray flags.
+#define cudaArrayDefault 0x00
+#define cudaArraySurfaceLoadStore 0x02
 cudaError_t cudaMallocArray(cudaArray_t* array, const struct cudaChannelFormatDesc* desc, size_t width,
                             size_t height = 0, unsigned int flags = 0);
 cudaError_t cudaFreeArray(cudaArray_t array);
@@ -115,10 +118,10 @@ template <class T, enum cudaTextureReadMode mode> __device__ T tex2D(texture<T, 
 template <class T, enum cudaTextureReadMode mode> __device__ T tex3D(texture<T, 3, mode> t, float x, float y, float z);
 
 // Surfaces: reads and writes of a CUDA array through a surface object, x in bytes. Out of range,
-// the boundary mode decides: zero or clamp are safe, trap (the default) aborts the kernel. The
-// engine does not follow an object to its array's extent: an access in trap mode is inconclusive
-// (engine/models/cuda.py, surface_access); in zero or clamp mode a read is any value and a write
-// touches no memory the checks follow.
+// the boundary mode decides: zero or clamp are safe, trap (the default) aborts the kernel. An
+// access in trap mode is checked against the CUDA array the object was made over where the
+// program allocated it, else inconclusive (engine/models/cuda.py, surface_access); a read is any
+// value.
 typedef unsigned long long cudaSurfaceObject_t;
 enum cudaSurfaceBoundaryMode { cudaBoundaryModeZero = 0, cudaBoundaryModeClamp = 1, cudaBoundaryModeTrap = 2 };
 cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t* pSurfObject, const struct cudaResourceDesc* pResDesc);
