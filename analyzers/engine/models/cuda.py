@@ -836,10 +836,18 @@ def _described_array(interp, st, call, desc):
 @model("cudaMemcpyToArray", "cudaMemcpy2DToArray")
 def copy_to_array(interp, st, call, this, args):
     """Copies into a CUDA array read their source: ``count`` bytes, or ``height`` rows of ``width``
-    bytes ``spitch`` apart."""
+    bytes ``spitch`` apart. Where the array's extents are known (``_new_array``), the copy also
+    stays inside it: ``width`` bytes from byte ``wOffset`` of a row, ``height`` rows from row
+    ``hOffset`` (``count`` bytes of the one row of a 1-D array)."""
     src = args[3]
+    extents = interp.ctx.cuda_arrays.get(args[0].region.id) if isinstance(args[0], PtrV) else None
+    offsets = [ints.convert(a, T.UINT64, call.span) if isinstance(a, IntV) else None for a in args[1:3]]
     if call.name == "cudaMemcpyToArray":
         n = args[4]
+        if not isinstance(n, IntV):
+            raise PathEnd("stuck", f"{call.name} with a size that is not an integer", call.span)
+        if extents is not None and len(extents) == 1 and None not in offsets:
+            _array_range(interp, st, extents[0], offsets[0], n, call.span)
     else:
         spitch, width, height = (ints.convert(a, T.UINT64, call.span) if isinstance(a, IntV) else None
                                  for a in args[4:7])
@@ -847,12 +855,23 @@ def copy_to_array(interp, st, call, this, args):
             raise PathEnd("stuck", f"{call.name} with sizes that are not integers", call.span)
         bv = z3.If(height.bv == 0, z3.BitVecVal(0, 64), (height.bv - 1) * spitch.bv + width.bv)
         n = IntV(T.UINT64, bv, 0, (1 << 64) - 1)
-    if not isinstance(n, IntV):
-        raise PathEnd("stuck", f"{call.name} with a size that is not an integer", call.span)
+        if extents is not None and len(extents) == 2 and None not in offsets:
+            _array_range(interp, st, extents[0], offsets[0], width, call.span)
+            elem = extents[1].elem_size
+            rows = ints.arith("*", height, const_int(elem, T.UINT64), T.UINT64, call.span)
+            first = ints.arith("*", offsets[1], const_int(elem, T.UINT64), T.UINT64, call.span)
+            _array_range(interp, st, extents[1], first, rows, call.span)
     if isinstance(src, PtrV):
         _check_range(interp, st, src, n, False, call.span)
     ty = T.strip_ref(call.ty)
     return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
+
+
+def _array_range(interp, st, extent, start: IntV, n: IntV, span) -> None:
+    """``n`` bytes written from byte ``start`` of a CUDA array's row (or column) extent."""
+    from ..memory import index_to_int64
+    at = interp.ptr_add(PtrV(extent, const_int(0, T.INT64), BYTE), index_to_int64(start, span), span)
+    _check_range(interp, st, at, n, True, span)
 
 
 # cudaDeviceAttr values and the range each takes on the GPUs CUDA 12 supports (sm_50 .. sm_120).
