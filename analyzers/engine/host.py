@@ -528,9 +528,9 @@ class HostOps:
                 return Loc(self.decl_region(decl, st), const_int(0, T.INT64), decl.ty)
             kind = {"constant": "constant"}.get(decl.storage, "global" if st.thread is not None else "host")
             is_tensor = getattr(decl.ty, "kind", None) == "tensor"
-            # A __constant__ (or const) variable with an initializer the host never copies over holds
-            # it; any other holds what the host put there at run time ("symbol": a finding resting
-            # on it needs its values).
+            # A variable with an initializer that nothing copies over or writes (frontend/mutated.py)
+            # holds it, const or not; any other holds what the program put there at run time
+            # ("symbol": a finding resting on it needs its values).
             initialized = self._initialized(decl, e.name)
             self._statics[key] = self.new_region(kind, e.name, max(decl.ty.size, 0), e.span,
                                                  tracked=is_tensor or initialized,
@@ -548,8 +548,7 @@ class HostOps:
         return Loc(region, const_int(0, T.INT64), decl.ty)
 
     def _initialized(self, decl: N.VarDecl, name: str) -> bool:
-        return name in self.program.global_inits and (decl.storage == "constant" or decl.const) \
-            and getattr(decl.ty, "kind", None) != "tensor"
+        return name in self.program.global_inits and getattr(decl.ty, "kind", None) != "tensor"
 
     def region_base(self, region: Region, st: State) -> z3.BitVecRef:
         """The address of an object: positive and aligned as its allocator aligns it."""

@@ -16,6 +16,7 @@ from ..kir import nodes as N
 from ..kir import types as T
 from . import attrs, clangx, discover
 from .includes import SHIM_ROOT
+from .mutated import mutated_globals
 from .parse import ParsedFile
 from .typemap import TypeMapper, clean_spelling, qualified_name
 
@@ -83,7 +84,7 @@ class Lowerer:
         self._pending: dict[str, tuple] = {}
         self._vars: dict[tuple, N.VarDecl] = {}
         self._local_statics: dict[tuple, N.VarDecl] = {}
-        self._copied: set[str] | None = None  # variables the file's host code copies into
+        self._copied: set[str] | None = None  # globals the file's code copies into or writes
         self._next_var = var_base
         self._keys: dict[tuple, str] = {}
         self._closures: dict[int, str] = {}
@@ -153,21 +154,11 @@ class Lowerer:
                 out.append("?")
         return tuple(out)
 
-    def _symbol_copies(self) -> set[str]:
-        """Names of the variables the main file passes to ``cudaMemcpyToSymbol*`` (their contents
-        are set at run time, whatever their initializer says)."""
+    def _mutated(self) -> set[str]:
+        """Names of the global variables the main file's code copies into or may write (their
+        contents change at run time, whatever their initializer says): frontend/mutated.py."""
         if self._copied is None:
-            self._copied = set()
-            main = str(self.parsed.path)
-            for c in self.parsed.tu.cursor.get_children():
-                if c.location.file is None or clangx.real_path(c.location.file.name) != main:
-                    continue
-                for node in c.walk_preorder():
-                    if node.kind == CK.CALL_EXPR and node.spelling.startswith("cudaMemcpyToSymbol"):
-                        args = list(node.get_arguments())
-                        if args:
-                            self._copied.update(x.spelling for x in args[0].walk_preorder()
-                                                if x.kind == CK.DECL_REF_EXPR)
+            self._copied = mutated_globals(self.parsed.tu, str(self.parsed.path))
         return self._copied
 
     def function_name(self, c: ci.Cursor) -> str:
@@ -807,8 +798,8 @@ class Lowerer:
                     self.program.globals[name] = self.var(ref, self._global_storage(ref))
                     init = clangx.var_initializer(ref)
                     if init is not None and name not in ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize") \
-                            and ref.spelling not in self._symbol_copies():
-                        # A variable the host never copies into holds its initializer.
+                            and ref.spelling not in self._mutated():
+                        # A variable nothing copies into or writes holds its initializer.
                         self.program.global_inits[name] = self.expr(init)
                 return N.Global(name, ty, span=sp)
             v = self.var(ref)
