@@ -8,8 +8,15 @@ import textwrap
 from analyzers.frontend.mutated import mutated_globals
 from analyzers.frontend.parse import ParseConfig, parse_file
 
+HEADER = """
+#pragma once
+__device__ int written_in_header = 0;
+__device__ inline void bump_in_header() { written_in_header += 1; }
+"""
+
 SOURCE = """
 #include <cuda_runtime.h>
+#include "counters.cuh"
 
 struct Config { int rows; int cols; };
 
@@ -33,6 +40,7 @@ __device__ int const_bound = 3;
 __device__ Config member_read = {4, 5};
 __device__ int used_as_index = 1;
 __device__ int copied_to_local = 2;
+__device__ int min_of_const_refs = 9;
 __device__ int* pointer_written_through = nullptr;  // what it points to changes, not the pointer
 typedef int (*rule_fn)(int);
 __device__ int twice(int x) { return 2 * x; }
@@ -62,6 +70,7 @@ __global__ void kernel(int* out, int i) {
   out[6] = local;
   pointer_written_through[0] = 1;
   out[7] = rules[0](i);
+  out[8] = peek(min_of_const_refs);
 }
 
 int main() {
@@ -79,8 +88,10 @@ int main() {
 def test_every_way_of_writing_a_global_is_seen_and_reads_are_not(tmp_path):
     path = tmp_path / "globals.cu"
     path.write_text(textwrap.dedent(SOURCE))
+    (tmp_path / "counters.cuh").write_text(textwrap.dedent(HEADER))  # a repository header writes one
     parsed = parse_file(path, ParseConfig(tmp_path))
     assert not parsed.errors, [e.message for e in parsed.errors]
-    written = mutated_globals(parsed.tu, str(parsed.path))
+    from analyzers.frontend.includes import SHIM_ROOT
+    written = mutated_globals(parsed.tu, str(parsed.path), str(SHIM_ROOT.resolve()))
     assert written == {"assigned", "compound", "counter", "atomic_target", "decayed", "by_reference",
-                       "member_written", "through_pointer", "copied", "host_flag"}
+                       "member_written", "through_pointer", "copied", "host_flag", "written_in_header"}

@@ -158,7 +158,7 @@ class Lowerer:
         """Names of the global variables the main file's code copies into or may write (their
         contents change at run time, whatever their initializer says): frontend/mutated.py."""
         if self._copied is None:
-            self._copied = mutated_globals(self.parsed.tu, str(self.parsed.path))
+            self._copied = mutated_globals(self.parsed.tu, str(self.parsed.path), str(SHIM_ROOT.resolve()) + os.sep)
         return self._copied
 
     def function_name(self, c: ci.Cursor) -> str:

@@ -4,8 +4,9 @@ reference, its address taken, an array decayed to a pointer that could be writte
 variable none of that happens to holds its initializer for the whole run, const or not: a
 ``__device__`` lookup table is read like a ``__constant__`` one.
 
-Only the main file's code is looked at (as for the copies): a variable that another translation
-unit declares ``extern`` and writes is not seen. The test is syntactic and leans to "written": a
+The main file's code and the repository headers it includes are looked at (kernelvet's own
+headers are not: they write no program variable); a variable that another translation unit
+declares ``extern`` and writes is not seen. The test is syntactic and leans to "written": a
 use it cannot classify counts as a write."""
 from __future__ import annotations
 
@@ -20,11 +21,15 @@ MUTATING_UNARY = {"post++", "post--", "pre++", "pre--", "&"}
 TRANSPARENT = (CK.PAREN_EXPR, CK.MEMBER_REF_EXPR)
 
 
-def mutated_globals(tu: ci.TranslationUnit, main: str) -> set[str]:
-    """Names (as spelled) of the global variables the main file's code copies into or may write."""
+def mutated_globals(tu: ci.TranslationUnit, main: str, skip: str | None = None) -> set[str]:
+    """Names (as spelled) of the global variables the translation unit's code copies into or may
+    write, in the main file and the headers it includes (those under ``skip`` left out)."""
     out: set[str] = set()
     for top in tu.cursor.get_children():
-        if top.location.file is None or clangx.real_path(top.location.file.name) != main:
+        if top.location.file is None:
+            continue
+        path = clangx.real_path(top.location.file.name)
+        if path != main and skip is not None and path.startswith(skip):
             continue
         # Depth-first, each node with its chain of ancestors (a linked tuple: parent, its chain).
         stack = [(top, None)]
@@ -80,9 +85,26 @@ def _written(ref: ci.Cursor, up) -> bool:
         # reference reads it.
         t = parent.type
         return t.kind == ci.TypeKind.LVALUEREFERENCE and not t.get_pointee().is_const_qualified()
-    # An argument, an initializer element or a returned value taken without a conversion may be
-    # bound to a non-const reference: counted as a write.
-    return kind in (CK.CALL_EXPR, CK.INIT_LIST_EXPR, CK.RETURN_STMT)
+    if kind == CK.CALL_EXPR:
+        return not _bound_to_const(parent, cur)
+    # An initializer element or a returned value taken without a conversion may be bound to a
+    # non-const reference: counted as a write.
+    return kind in (CK.INIT_LIST_EXPR, CK.RETURN_STMT)
+
+
+def _bound_to_const(call: ci.Cursor, arg: ci.Cursor) -> bool:
+    """Whether an argument passed without a conversion binds to a const reference (``std::min``'s
+    ``const T&``) of the called function, as its declaration says; unknown: not."""
+    callee = call.referenced
+    if callee is None:
+        return False
+    args = list(call.get_arguments())
+    params = [c for c in callee.get_children() if c.kind == CK.PARM_DECL]
+    for i, a in enumerate(args):
+        if a == arg and i < len(params):
+            t = params[i].type
+            return t.kind == ci.TypeKind.LVALUEREFERENCE and t.get_pointee().is_const_qualified()
+    return False
 
 
 def _first_child(c: ci.Cursor):
