@@ -53,14 +53,17 @@ def _run(root: str, planned: list, options, send) -> None:
     spec = planned[0][3]
     ws = Workspace(Path(root), spec.include_dirs, spec.defines, spec.arch)
     op = ws.op(planned[0][0], planned[0][1])
-    verdicts, seconds = [], []
+    verdicts, seconds, reasons = [], [], []
     for _, _, inst, _ in planned:
         t = time.process_time()
-        verdicts.append(ws.verify(op, inst, options).verdict)
+        result = ws.verify(op, inst, options)
+        verdicts.append(result.verdict)
+        reasons += [f"{i.reason}: {i.detail}" for i in result.inconclusive[:1]]
         seconds.append(time.process_time() - t)
     size = sum(_statements(f.body) for f in op.program.functions.values()
                if f.kind in ("kernel", "device", "hostdevice") and f.body is not None)
-    send.send({"cpu": time.process_time() - t0, "per_instance": seconds, "verdicts": verdicts, "size": size})
+    send.send({"cpu": time.process_time() - t0, "per_instance": seconds, "verdicts": verdicts, "size": size,
+               "reasons": reasons})
 
 
 def main() -> int:
@@ -110,6 +113,8 @@ def main() -> int:
                 continue
             rows.append((op, k, len(chosen), got["cpu"], got["per_instance"], got["verdicts"]))
             print(f"  {op:28s} {k:3d} models {len(chosen):4d} instances {got['cpu']:8.1f} CPU s", flush=True)
+            for reason in sorted(set(got["reasons"]))[:3]:
+                print(f"      inconclusive: {reason[:160]}", flush=True)
             if k == len(order):
                 sizes.append((op, got["size"], statistics.median(got["per_instance"]), len(chosen)))
     print("\nCost against the number of models (fresh process per row; CPU seconds)")
