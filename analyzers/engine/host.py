@@ -218,7 +218,26 @@ class HostOps:
         if isinstance(ty, T.PtrType):
             raise BindingError(f"argument '{p.name}' of {fn.display} is a raw pointer: bind the op that owns the tensor, "
                                "or give the allocation ({elements: n, dtype: float32} or {bytes: n})")
+        if isinstance(ty, T.StructType) and (arg is None or (isinstance(arg, B.ScalarArg) and arg.value is None)):
+            # A struct passed by value (a graph's sizes and arrays): any contents, each field one
+            # value for the whole call (read twice, it is the same value, as a copy's field is).
+            v = fresh_value(ty, p.name, self.ctx.counter)
+            if isinstance(v, StructV):
+                self._name_fields(p.name, v)
+                self.ctx.note(f"argument '{p.name}' is unbound: any value of {ty.name} (its pointer members are not "
+                              "followed)")
+                return v
         return OpaqueV("argument", ty)
+
+    def _name_fields(self, name: str, v: StructV) -> None:
+        """The integer and flag fields of a by-value argument, as sizes of the witness."""
+        for field, x in v.fields.items():
+            if isinstance(x, IntV):
+                self.ctx.symbol(f"{name}.{field}", x.bv, "user", x.ty.signed)
+            elif isinstance(x, BoolV):
+                self.ctx.symbol(f"{name}.{field}", x.term, "user")
+            elif isinstance(x, StructV):
+                self._name_fields(f"{name}.{field}", x)
 
     def make_tensor(self, name: str, arg: B.TensorArg, st: State, span: N.Span) -> TensorV:
         dims = tuple(self.sym_int(e, span) for e in arg.shape)
