@@ -10,7 +10,7 @@ from ...kir import types as T
 from ..memory import PathEnd
 from ..state import fresh_value
 from .. import ints, lia
-from ..values import EXTENT_ONLY, FloatV, IntV, OpaqueV, PtrV, RefV, const_int, fresh_int
+from ..values import EXTENT_ONLY, FloatV, IntV, OpaqueV, PtrV, RefV, StructV, const_int, fresh_int
 from ...limits import MAX_SMEM_OPTIN, MAX_THREADS_PER_BLOCK, WARP_SIZE
 from ..context import _vars as z3_vars
 from ..threads import GRID_BARRIERS, shuffle_source
@@ -875,18 +875,21 @@ def _array_range(interp, st, extent, start: IntV, n: IntV, span) -> None:
 
 
 # cudaDeviceAttr values and the range each takes on the GPUs CUDA 12 supports (sm_50 .. sm_120).
-DEVICE_ATTRIBUTE_RANGES = {
-    1: (1024, 1024),  # cudaDevAttrMaxThreadsPerBlock
-    8: (49152, 49152),  # cudaDevAttrMaxSharedMemoryPerBlock
-    10: (32, 32),  # cudaDevAttrWarpSize
-    16: (1, 1024),  # cudaDevAttrMultiProcessorCount
-    39: (1024, 2048),  # cudaDevAttrMaxThreadsPerMultiProcessor
-    75: (5, 12),  # cudaDevAttrComputeCapabilityMajor
-    76: (0, 9),  # cudaDevAttrComputeCapabilityMinor
-    81: (65536, 233472),  # cudaDevAttrMaxSharedMemoryPerMultiprocessor
-    97: (49152, 232448),  # cudaDevAttrMaxSharedMemoryPerBlockOptin
-    106: (16, 32),  # cudaDevAttrMaxBlocksPerMultiprocessor
+# Each with the cudaDeviceProp field that holds the same answer.
+DEVICE_ATTRIBUTES = {
+    1: ("maxThreadsPerBlock", 1024, 1024),  # cudaDevAttrMaxThreadsPerBlock
+    8: ("sharedMemPerBlock", 49152, 49152),  # cudaDevAttrMaxSharedMemoryPerBlock
+    10: ("warpSize", 32, 32),  # cudaDevAttrWarpSize
+    16: ("multiProcessorCount", 1, 1024),  # cudaDevAttrMultiProcessorCount
+    39: ("maxThreadsPerMultiProcessor", 1024, 2048),  # cudaDevAttrMaxThreadsPerMultiProcessor
+    75: ("major", 5, 12),  # cudaDevAttrComputeCapabilityMajor
+    76: ("minor", 0, 9),  # cudaDevAttrComputeCapabilityMinor
+    81: ("sharedMemPerMultiprocessor", 65536, 233472),  # cudaDevAttrMaxSharedMemoryPerMultiprocessor
+    97: ("sharedMemPerBlockOptin", 49152, 232448),  # cudaDevAttrMaxSharedMemoryPerBlockOptin
+    106: ("maxBlocksPerMultiProcessor", 16, 32),  # cudaDevAttrMaxBlocksPerMultiprocessor
 }
+DEVICE_ATTRIBUTE_RANGES = {attr: (lo, hi) for attr, (_, lo, hi) in DEVICE_ATTRIBUTES.items()}
+DEVICE_PROPERTY_RANGES = {name: (lo, hi) for name, lo, hi in DEVICE_ATTRIBUTES.values()}
 
 
 @model("cudaDeviceGetAttribute", "cudaGetDevice", "cudaGetDeviceCount", "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
@@ -917,13 +920,28 @@ def runtime_query(interp, st, call, this, args):
 
 @model("cudaGetDeviceProperties", "cudaFuncGetAttributes")
 def properties_out(interp, st, call, this, args):
-    """The structure is written whole with any values (launchers of the stable ABI ask the runtime
-    where classic ones read at::cuda::getCurrentDeviceProperties())."""
+    """The structure is written whole (launchers of the stable ABI ask the runtime where classic
+    ones read at::cuda::getCurrentDeviceProperties()). A device property with a known range takes
+    it, as cudaDeviceGetAttribute's answer does (SM count, threads per SM); any other field is a
+    value the engine does not compute (a finding that needs one is needs-values)."""
     ptr = args[0]
     ty = ptr.pointee if isinstance(ptr, PtrV) else T.VOID
     value = fresh_value(ty, "properties", interp.ctx.counter)
     if value is None:
         raise PathEnd("stuck", f"{call.name} into a {ty.name}", call.span)
+    what = f"`{call.name}` at {call.span.file}:{call.span.line}"
+    if call.name == "cudaGetDeviceProperties" and isinstance(value, StructV):
+        fields = dict(value.fields)
+        for name, v in value.fields.items():
+            if not isinstance(v, IntV):
+                continue
+            if name in DEVICE_PROPERTY_RANGES:
+                lo, hi = DEVICE_PROPERTY_RANGES[name]
+                fields[name] = ranged_int(interp, st, f"prop.{name}", v.ty, lo, hi)
+                interp.ctx.symbol(f"{name} from {what}", fields[name].bv, "host", v.ty.signed)
+            else:
+                interp.ctx.remember_untracked(v, "unknown-call", f"`{name}` from {what}")
+        value = StructV(value.ty, fields)
     interp.store(st, interp.deref(ptr, ty, call.span), value, call.span)
     ty = T.strip_ref(call.ty)
     return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
