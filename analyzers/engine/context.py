@@ -132,10 +132,10 @@ class Context:
         # Tracked host objects a runtime copy wrote (region id -> the call): what they hold there is
         # what the device held, which the engine does not compute.
         self.copied_in: dict[int, str] = {}
-        # CUDA arrays a program allocated with a known element size (region id -> (bytes per element
-        # IntV, width IntV, height IntV or None for a 1-D array)), and the surface objects made
-        # over them (the object's z3 name -> the array's region): what a trap-mode surface access
-        # is checked against.
+        # CUDA arrays a program allocated with a known element size (region id -> the regions that
+        # stand for a row and, for a 2-D array, a column: models/cuda.py, _new_array), and the
+        # surface objects made over them (the object's z3 name -> the array's region): what a
+        # trap-mode surface access or a copy into the array is checked against.
         self.cuda_arrays: dict[int, tuple] = {}
         self.surface_arrays: dict[str, object] = {}
         self.replay_pins: list = []  # (rank, inputs) of findings a loop summary could not settle

@@ -231,13 +231,11 @@ class HostOps:
 
     def _name_fields(self, name: str, v: StructV) -> None:
         """The integer and flag fields of a by-value argument, as sizes of the witness."""
-        for field, x in v.fields.items():
+        for path, x in v.leaves(name):
             if isinstance(x, IntV):
-                self.ctx.symbol(f"{name}.{field}", x.bv, "user", x.ty.signed)
-            elif isinstance(x, BoolV):
-                self.ctx.symbol(f"{name}.{field}", x.term, "user")
-            elif isinstance(x, StructV):
-                self._name_fields(f"{name}.{field}", x)
+                self.ctx.symbol(path, x.bv, "user", x.ty.signed)
+            else:
+                self.ctx.symbol(path, x.term, "user")
 
     def make_tensor(self, name: str, arg: B.TensorArg, st: State, span: N.Span) -> TensorV:
         dims = tuple(self.sym_int(e, span) for e in arg.shape)

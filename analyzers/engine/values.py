@@ -148,6 +148,15 @@ class StructV(Val):
     ty: T.Type
     fields: dict  # name -> Val
 
+    def leaves(self, name: str):
+        """(``name.field`` path, value) of every integer and flag inside, nested structs and
+        arrays included (an array's elements are named by index: ``name.dims.0``)."""
+        for field, v in self.fields.items():
+            if isinstance(v, StructV):
+                yield from v.leaves(f"{name}.{field}")
+            elif isinstance(v, (IntV, BoolV)):
+                yield f"{name}.{field}", v
+
 
 @dataclass(frozen=True, eq=False)
 class TensorV(Val):

@@ -84,7 +84,7 @@ class Lowerer:
         self._pending: dict[str, tuple] = {}
         self._vars: dict[tuple, N.VarDecl] = {}
         self._local_statics: dict[tuple, N.VarDecl] = {}
-        self._copied: set[str] | None = None  # globals the file's code copies into or writes
+        self._mutated_names: set[str] | None = None  # globals the file's code copies into or writes
         self._next_var = var_base
         self._keys: dict[tuple, str] = {}
         self._closures: dict[int, str] = {}
@@ -155,11 +155,12 @@ class Lowerer:
         return tuple(out)
 
     def _mutated(self) -> set[str]:
-        """Names of the global variables the main file's code copies into or may write (their
-        contents change at run time, whatever their initializer says): frontend/mutated.py."""
-        if self._copied is None:
-            self._copied = mutated_globals(self.parsed.tu, str(self.parsed.path), str(SHIM_ROOT.resolve()) + os.sep)
-        return self._copied
+        """Names of the global variables the file's code (and its repository headers') copies into
+        or may write (their contents change at run time, whatever their initializer says):
+        frontend/mutated.py."""
+        if self._mutated_names is None:
+            self._mutated_names = mutated_globals(self.parsed.tu, str(self.parsed.path), str(SHIM_ROOT.resolve()) + os.sep)
+        return self._mutated_names
 
     def function_name(self, c: ci.Cursor) -> str:
         parent = c.semantic_parent

@@ -932,14 +932,13 @@ def properties_out(interp, st, call, this, args):
     what = f"`{call.name}` at {call.span.file}:{call.span.line}"
     if call.name == "cudaGetDeviceProperties" and isinstance(value, StructV):
         fields = dict(value.fields)
-        for name, v in value.fields.items():
-            if not isinstance(v, IntV):
-                continue
-            if name in DEVICE_PROPERTY_RANGES:
+        for path, v in value.leaves("prop"):
+            name = path[len("prop."):]
+            if name in DEVICE_PROPERTY_RANGES and isinstance(v, IntV):
                 lo, hi = DEVICE_PROPERTY_RANGES[name]
-                fields[name] = ranged_int(interp, st, f"prop.{name}", v.ty, lo, hi)
+                fields[name] = ranged_int(interp, st, path, v.ty, lo, hi)
                 interp.ctx.symbol(f"{name} from {what}", fields[name].bv, "host", v.ty.signed)
-            else:
+            elif isinstance(v, IntV):  # maxGridSize[1] too, not only the top-level fields
                 interp.ctx.remember_untracked(v, "unknown-call", f"`{name}` from {what}")
         value = StructV(value.ty, fields)
     interp.store(st, interp.deref(ptr, ty, call.span), value, call.span)
