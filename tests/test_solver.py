@@ -101,3 +101,22 @@ def test_a_remembered_answer_costs_the_work_of_asking_again():
     other = Solver(rlimit=2_000_000)
     _units(other, path + [question])
     assert other.stats.queries > 0
+
+
+def test_a_question_a_kept_model_satisfies_is_answered_without_asking_and_proofs_still_are():
+    """The integer tier keeps the models of the questions it found satisfiable: a branch's other
+    side, or a later question of the same path, that one of them satisfies is not a proof, which is
+    the answer asking would give, without asking. A proof is always asked for."""
+    from analyzers.engine.lia import Lia
+
+    lia = Lia()
+    n = lia.var("n", 1, 4096)
+    i = lia.var("i", 0, None)
+    assert not lia.unsat([], i < n, i >= 0)
+    asked = lia.queries
+    assert not lia.unsat([], i < n, i < 4096)  # the first model has i < n <= 4096
+    assert lia.queries == asked and lia.witnessed == 1
+    assert lia.unsat([], i < n, i >= 4096)  # i < n <= 4096: a proof, asked for
+    assert lia.queries == asked + 1
+    assert not lia.unsat([], i < n, i == 4000)  # no kept model has i == 4000: asked, and satisfiable
+    assert lia.queries == asked + 2 and lia.witnessed == 1

@@ -20,6 +20,9 @@ from . import work
 from .terms import constants
 
 
+MODELS_KEPT = 4  # satisfying models tried before a question is asked (see Lia._models)
+
+
 class Lia:
     # Work limits in z3's resource units, not seconds: an answer must not depend on how busy the
     # machine is. About half a second of arithmetic on an idle core; the wall clock is a backstop.
@@ -51,6 +54,12 @@ class Lia:
         # the proof needed the nonlinear tier. Facts only accumulate, so a proof stays one; a load
         # and the store back to its address ask the same question.
         self._proved: dict[tuple, bool] = {}
+        # Models of the last questions found satisfiable: a branch's two sides are asked one after
+        # the other, and the path's model already satisfies one of them (and most questions of a
+        # path that goes on). A model that satisfies every term is the answer the solver would
+        # give: nothing to prove, so nothing to ask.
+        self._models: list = []
+        self.witnessed = 0
         self.skipped = False
         self._true_id = z3.BoolVal(True).get_id()  # an id test: z3.is_true() costs several calls into z3
         self.quiet: set[int] = set()  # nonlinear definitions that alone never justify the second tier
@@ -569,11 +578,16 @@ class Lia:
 
     def refutes(self, logic: str, terms: list) -> bool:
         """Whether ``terms``, integer terms with their facts already in, are unsatisfiable."""
+        query = conjunction(terms)
+        for m in self._models:
+            if z3.is_true(m.eval(query, model_completion=True)):
+                self.witnessed += 1
+                return False
         s = z3.SolverFor(logic)
         s.set("timeout", self.timeout_ms)
         s.set("rlimit", self.rlimit)
         # One conjunction: a single call into z3 instead of one per term.
-        s.add(conjunction(terms))
+        s.add(query)
         t0 = time.perf_counter()
         r = s.check()
         work.note_query(s)
@@ -582,6 +596,9 @@ class Lia:
         if r == z3.unsat:
             self.proved += 1
             return True
+        if r == z3.sat:
+            self._models.insert(0, s.model())
+            del self._models[MODELS_KEPT:]
         return False
 
     def model_values(self, pc, cond: z3.BoolRef, names: list[str]) -> dict | None:
