@@ -67,12 +67,15 @@ def analyze(program: N.Program, fn: N.Function, inst: B.Instance, checks: list, 
         names.update(fctx.kernel_names)
         stuck_in, pins = fctx.timed_out_in, pins + fctx.replay_pins
     # Inputs fixed, the loops a summary could not settle run concretely (replay.py).
+    imprecise = replay.imprecise_places(result)
     for _, fixed in sorted(pins, key=lambda rp: rp[0])[:replay.MAX_REPLAYS]:
         if not any(i.reason == "imprecise-loop" for i in result.inconclusive):
             break
         again = replace(options, pins=fixed, follow_ups=0, skip_kernels=frozenset(skipped))
         replayed, rctx = _analyze_once(program, fn, inst, [type(c)() for c in checks], again, name, models)
         replay.settle(result, replayed, rctx.symbols, fixed)
+        if imprecise and imprecise <= replay.imprecise_places(replayed):
+            break  # no loop ran concretely with the inputs fixed: other input values will not make them
     return result
 
 

@@ -57,6 +57,14 @@ def pinned_inputs(pins: list) -> z3.BoolRef:
     return z3.And(*[c == v for c, v in pins])
 
 
+def imprecise_places(result) -> set:
+    """Where a run left a finding to a loop summary (file, line). A replay that leaves all of the
+    first run's places imprecise settled none of its loops by fixing the inputs: they depend on
+    values no input fixes (what the kernel loads), and a replay with other inputs is not run."""
+    return {(i.span.file, i.span.line) for i in result.inconclusive
+            if i.reason == "imprecise-loop" and i.span is not None}
+
+
 def settle(result, replayed, replay_symbols: dict, pins: tuple) -> None:
     """Fold a replay into the first run's result: its findings are real when every fixed name
     still named an input in the replay (the same symbols in the same order). The imprecise-loop
