@@ -299,6 +299,7 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
         if reject and label:
             reject += f" ({label})"
         scalars = tuple(d.name for d in dims if d.name in integer_params and d.name not in zero_meant and d.lo <= 0)
+        scalars += tuple(n for n in struct_int_fields(fn) if n not in zero_meant)
         inst = B.Instance(fn.display, file, tuple(args), tuple(dims), (), tuple(constraints), "any",
                           zero_config=True, may_reject=reject, contract_scalars=scalars)
         flag_text = ", ".join(f"{k}={'true' if v else 'false'}" for k, v in flag_values.items())
@@ -392,23 +393,58 @@ def compared_with_zero(program: N.Program, fn: N.Function) -> set[str]:
     ``n > 0``, ``n < 1``, ``n >= 1``) or tested for truth (``if (!n)``), directly or in a helper it
     is passed to. A finding that needs one of them at 0 is the op's own (engine/contract.py)."""
     alias = {p.id: p.name for p in _integer_params(fn)}
-    if not alias:
+    # The integer fields of a struct taken by value (`g.nodes`), through copies of it (`d_g = g`).
+    structs = {p.id: p.name for p in fn.params if isinstance(T.strip_ref(p.ty), T.StructType)}
+    if not alias and not structs:
         return set()
     host = _host_functions(program)
     _propagate(program, host, alias, lambda ty: isinstance(T.strip_ref(ty), T.IntType))
+    _propagate(program, host, structs, lambda ty: isinstance(T.strip_ref(ty), T.StructType), through_copies=True)
+
+    def named(e) -> str | None:
+        root = _root_var(e)
+        if root in alias:
+            return alias[root]
+        path = []
+        e = _strip(e)
+        while isinstance(e, N.Member) and not e.arrow:
+            path.append(e.field)
+            e = _strip(e.base)
+        root = e.decl.id if isinstance(e, N.Var) and path else None
+        return ".".join([structs[root], *reversed(path)]) if root in structs else None
+
     zero_bound = {"==": (0,), "!=": (0,), "<": (0, 1), "<=": (0,), ">": (0,), ">=": (0, 1)}
     found = set()
     for f in host:
         for node in _walk(f.body):
             if isinstance(node, N.Binary) and node.op in zero_bound:
                 for a, b in ((node.lhs, node.rhs), (node.rhs, node.lhs)):
-                    if _root_var(a) in alias and _int_literal(b) in zero_bound[node.op]:
-                        found.add(alias[_root_var(a)])
-            elif isinstance(node, N.Unary) and node.op == "!" and _root_var(node.operand) in alias:
-                found.add(alias[_root_var(node.operand)])
-            elif isinstance(node, (N.If, N.Cond)) and _root_var(node.cond) in alias:
-                found.add(alias[_root_var(node.cond)])
+                    if named(a) is not None and _int_literal(b) in zero_bound[node.op]:
+                        found.add(named(a))
+            elif isinstance(node, N.Unary) and node.op == "!" and named(node.operand) is not None:
+                found.add(named(node.operand))
+            elif isinstance(node, (N.If, N.Cond)) and named(node.cond) is not None:
+                found.add(named(node.cond))
     return found
+
+
+def struct_int_fields(fn: N.Function) -> list[str]:
+    """``g.nodes``, ``p.sizes.rows``: the integer fields of the structs ``fn`` takes by value, which
+    zero-config ranges as integer arguments (engine/host.py) and asks the zero guarantee of."""
+    out: list[str] = []
+
+    def walk(prefix: str, ty) -> None:
+        for f in ty.fields:
+            fty = T.strip_ref(f.type)
+            if isinstance(fty, T.IntType):
+                out.append(f"{prefix}.{f.name}")
+            elif isinstance(fty, T.StructType):
+                walk(f"{prefix}.{f.name}", fty)
+
+    for p in fn.params:
+        if isinstance(T.strip_ref(p.ty), T.StructType):
+            walk(p.name, T.strip_ref(p.ty))
+    return out
 
 
 def _integer_params(fn: N.Function) -> list:
@@ -524,6 +560,9 @@ def _strip(e):
             e = e.operand
         elif isinstance(e, N.Construct) and len(e.args) == 1 and tensor_kind(e.ty) and tensor_kind(e.args[0].ty):
             e = e.args[0]  # a tensor passed by value: the copy is the same tensor
+        elif isinstance(e, N.Construct) and len(e.args) == 1 and isinstance(T.strip_ref(e.ty), T.StructType) \
+                and T.strip_ref(e.args[0].ty) == T.strip_ref(e.ty):
+            e = e.args[0]  # a struct's copy (`Graph d_g = g`): its fields are the same values
         else:
             return e
 

@@ -116,6 +116,7 @@ class Context:
         # integer arguments among them, the caller's tensors, and the path's set-up conjuncts.
         self.contract_dims: dict[str, tuple] = {}
         self.scalar_dims: set[str] = set()
+        self.contract_scalars: set[str] = set()
         self.caller_tensors: set[str] = set()
         self.setup_ids: set[int] = set()
         self.term_names: dict[int, set] = {}

@@ -1,4 +1,4 @@
-"""Contract findings: zero-config findings that need a call no caller makes (docs/manifest.md,
+"""Contract findings: zero-config findings that need a call no caller makes (README.md,
 "Contract findings").
 
 Without a binding, every size is a symbol within default ranges, and a launcher that does not check
@@ -10,8 +10,9 @@ too. Two guarantees are asked about, and nothing else:
 - **sizes**: an out-of-bounds access of a caller's tensor whose failing dimensions the op never
   relates to anything (no check, no branch, no index reads them) is in bounds once those
   dimensions are as large as zero-config allows: the tensor was smaller than the op assumes.
-- **zero**: an integer argument at 0 that nothing on the path decides on (``if (n == 0)`` makes 0 a
-  case the op handles, and a finding there stays a bug).
+- **zero**: an integer argument at 0, or an integer field of a struct taken by value (``g.nodes``),
+  that nothing on the path decides on (``if (n == 0)`` makes 0 a case the op handles, and a
+  finding there stays a bug).
 
 A finding is a contract finding when it cannot happen with both guarantees kept (the solver says
 so; an undecided query leaves it a bug).

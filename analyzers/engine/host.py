@@ -11,6 +11,7 @@ from .. import binding as B
 from ..limits import MAX_ARGC, DEFAULT_SMEM, MAX_BLOCK, MAX_GRID, MAX_THREADS_PER_BLOCK
 from ..kir import nodes as N
 from ..kir import types as T
+from ..zeroconfig import Limits
 from . import ints, lia
 from .context import Symbol
 from .counters import atomic_add_sites, started_counters
@@ -85,6 +86,7 @@ class HostOps:
         if inst.zero_config:
             self.ctx.contract_dims = {d.name: self.dims[d.name] for d in inst.dims if d.values is None}
             self.ctx.scalar_dims = {n for n in inst.contract_scalars if n in self.ctx.contract_dims}
+            self.ctx.contract_scalars = set(inst.contract_scalars)  # with a by-value struct's fields
             self.ctx.caller_tensors = {name for name, a in inst.args if isinstance(a, B.TensorArg)}
         frame = Frame(new_frame_id(), fn, {}, None, None, None)
         st.frames[frame.id] = frame
@@ -223,11 +225,54 @@ class HostOps:
             # value for the whole call (read twice, it is the same value, as a copy's field is).
             v = fresh_value(ty, p.name, self.ctx.counter)
             if isinstance(v, StructV):
+                if self.ctx.zero_config:
+                    self._default_ranges(p.name, v, st)
                 self._name_fields(p.name, v)
-                self.ctx.note(f"argument '{p.name}' is unbound: any value of {ty.name} (its pointer members are not "
-                              "followed)")
+                pointers = self._point_members(p.name, ty, v, p.span)
+                ranged = f" (integer fields in [0, {Limits().scalar_hi:,}], as integer arguments)" \
+                    if self.ctx.zero_config else ""
+                self.ctx.note(f"argument '{p.name}' is unbound: any value of {ty.name}{ranged}" + (
+                    f" (its pointer members {', '.join(pointers)} point to memory of a size nobody states: accesses "
+                    "through them are checked for negative offsets only)" if pointers else ""))
                 return v
         return OpaqueV("argument", ty)
+
+    def _default_ranges(self, name: str, v: StructV, st: State) -> None:
+        """Zero-config: the integer fields of a by-value struct take the default range of an integer
+        argument (a graph's node count is a size like any other), not any value of their type, and
+        a finding that needs one at 0, which the op never rules out, is a contract finding as it
+        is for an integer argument (engine/contract.py)."""
+        limits = Limits()
+        for field_name, x in list(v.fields.items()):
+            path = f"{name}.{field_name}"
+            if isinstance(x, StructV):
+                self._default_ranges(path, x, st)
+            elif isinstance(x, IntV):
+                lo, hi = max(limits.scalar_lo, x.ty.min), min(limits.scalar_hi, x.ty.max)
+                bv_lo, bv_hi = z3.BitVecVal(lo, x.ty.bits), z3.BitVecVal(hi, x.ty.bits)
+                within = z3.And(x.bv >= bv_lo, x.bv <= bv_hi) if x.ty.signed else \
+                    z3.And(z3.UGE(x.bv, bv_lo), z3.ULE(x.bv, bv_hi))
+                st.assume(lia.CURRENT.register(within, z3.And(ints.I(x) >= lo, ints.I(x) <= hi)))
+                v.fields[field_name] = ranged = IntV(x.ty, x.bv, max(x.lo, lo), min(x.hi, hi), iv=ints.I(x))
+                if path in self.ctx.contract_scalars:
+                    self.ctx.contract_dims[path] = ranged
+                    self.ctx.scalar_dims.add(path)
+
+    def _point_members(self, name: str, ty: T.StructType, v: StructV, span: N.Span) -> list[str]:
+        """Pointer members of a by-value argument (a graph's arrays, a params struct's buffers):
+        each points to memory of its own whose size nobody states, as an `any` pointer of a bare
+        kernel does; a launcher that allocates device arrays into a copy's members replaces them."""
+        named = []
+        for f in ty.fields:
+            fty = T.strip_ref(f.type)
+            path = f"{name}.{f.name}"
+            if isinstance(fty, T.PtrType):
+                region = self.new_region("global", path, UNCHECKED_SIZE, span, align=256, note="unchecked")
+                v.fields[f.name] = PtrV(region, const_int(0, T.INT64), fty.pointee)
+                named.append(path)
+            elif isinstance(fty, T.StructType) and isinstance(v.fields.get(f.name), StructV):
+                named += self._point_members(path, fty, v.fields[f.name], span)
+        return named
 
     def _name_fields(self, name: str, v: StructV) -> None:
         """The integer and flag fields of a by-value argument, as sizes of the witness."""
