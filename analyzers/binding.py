@@ -692,11 +692,13 @@ def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, lin
     whose size stays unknown is listed in ``unknown``. ``loads``: memory name -> the values the
     witness loads from it (a reproducer fills the tensor so they occur); ``elements``: memory name
     -> [[element index, value], ...], where each was loaded (the reproducer sets those). ``params``: the launcher's
-    parameters in order, (name, "int" | "float" | "other"): one the binding leaves out is passed
-    as the engine took it (an integer or flag: any value, the witness's when it names one; an
-    optional: absent), so the call has every argument, in the launcher's order."""
+    parameters in order, (name, "int" | "float" | "struct" | "other"): one the binding leaves out
+    is passed as the engine took it (an integer or flag: any value, the witness's when it names
+    one; an optional: absent), so the call has every argument, in the launcher's order. A struct
+    taken by value is listed in ``structs``: its fields are the witness's, its pointer members'
+    memory nobody sized, so no call is built from it."""
     env = {k: v for k, v in witness.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-    args, unknown = [], []
+    args, unknown, structs = [], [], []
     bound = dict(inst.args)
     kinds = dict(params)
     ordered = [(name, bound.get(name)) for name, _ in params] if params else list(inst.args)
@@ -711,6 +713,8 @@ def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, lin
                              else None, "float": kind == "float"})
             else:
                 args.append({"name": name, "kind": "absent"})
+                if kind == "struct":
+                    structs.append(name)
             continue
         if isinstance(a, TensorArg):
             present = witness.get(f"{name}.has_value()")
@@ -757,4 +761,5 @@ def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, lin
     loads = {k: v for k, v in loads.items() if k in names}
     elements = {k: v for k, v in (elements or {}).items() if k in names}
     return {"op": inst.op, "file": inst.file, "launcher": launcher, "line": line, "dtype": inst.dtype,
-            "args": args, "loads": loads, "elements": elements, "unknown": unknown}
+            "args": args, "loads": loads, "elements": elements, "unknown": unknown,
+            **({"structs": structs} if structs else {})}

@@ -55,6 +55,7 @@ class CallEntry(_Strict):
     elements: dict[StrictStr, list[tuple[StrictInt, Number]]] = {}  # memory -> [element, value] loaded
     unknown: list[StrictStr]
     foreign_pointers: list[StrictStr] = []  # where the op made pointers from integers
+    structs: list[StrictStr] = []  # parameters taken by value as structs (no call is built)
 
 
 class FindingEntry(_Strict):

@@ -502,3 +502,21 @@ def test_a_finding_in_an_op_that_makes_pointers_from_integers_is_not_runnable(tm
     g = to_dict(run_fixture(load_fixture(FIXTURES / "optional" / "group_quant_scales_sized_for_default.cu"),
                             tmp_path))["findings"][0]
     assert "foreign_pointers" not in g["call"] and plan(g).not_runnable is None
+
+
+def test_a_finding_in_an_op_taking_a_struct_by_value_is_not_runnable(tmp_path):
+    """The smoothing's read before the buffer is real (the witness names `p.rows` and `p.cols`),
+    but the op takes its buffers inside a struct whose pointer members' memory nobody sized: the
+    call names the struct and the reproducer says it builds no call, instead of passing nothing
+    where the struct goes."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixture_runner import load_fixture, run_fixture
+
+    from bot.reporters.jsonfmt import to_dict
+    from bot.repro.plan import plan
+
+    (f,) = to_dict(run_fixture(load_fixture(FIXTURES / "host" / "params_struct_left_neighbour.cu"),
+                               tmp_path))["findings"]
+    assert f["call"]["structs"] == ["p"] and {"p.rows", "p.cols"} <= set(f["witness"])
+    r = plan(f)
+    assert r.not_runnable and "takes p by value" in r.not_runnable

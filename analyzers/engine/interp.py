@@ -188,6 +188,8 @@ def _param_kind(ty) -> str:
     ty = getattr(ty, "payload", None) or ty  # an optional number the binding leaves out is taken present
     if isinstance(ty, (T.IntType, T.BoolType)):
         return "int"
+    if isinstance(ty, T.StructType):
+        return "struct"
     return "float" if isinstance(ty, T.FloatType) else "other"
 
 

@@ -113,6 +113,10 @@ def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB, tool:
         r.not_runnable = (f"the op makes pointers from integers ({', '.join(call['foreign_pointers'][:2])}): the "
                           "memory they point to (another process's or GPU's buffers) is not something a "
                           "reproducer can allocate")
+    if call.get("structs") and r.not_runnable is None:
+        r.not_runnable = (f"the op takes {', '.join(call['structs'][:2])} by value, a struct whose pointer members "
+                          "point to memory whose size nobody states: no call to build (write a harness that fills "
+                          "it with the witness's fields)")
     if call.get("unknown") and r.not_runnable is None:
         r.not_runnable = (f"the witness leaves the size or value of {', '.join(call['unknown'][:4])} open: "
                           "no call to build")
