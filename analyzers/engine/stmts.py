@@ -56,7 +56,7 @@ class StmtOps:
 
     def end_path(self, st: State, pe: PathEnd) -> State:
         if pe.status == "stuck":
-            self.ctx.stuck(pe.kind, pe.reason, pe.span)
+            self.ctx.stuck(pe.kind, pe.reason, _in_user_code(st, pe.span))
         elif pe.reason and pe.span is not None:
             self.ctx.aborted(pe.reason, pe.span)
         st.status = pe.status
@@ -284,3 +284,16 @@ def _object_type(ty: T.Type) -> bool:
     if isinstance(ty, T.PtrType):
         return isinstance(ty.pointee, T.FuncType)
     return isinstance(ty, (T.OpaqueType, T.StructType, T.FuncType))
+
+
+def _in_user_code(st: State, span: N.Span | None) -> N.Span | None:
+    """Where a path stopped inside a shim's body (`unique_ptr::get` reading an untracked static):
+    the innermost call in the user's code that led there, which is the line a maintainer reads."""
+    if span is None or not span.file.startswith(N.SHIM_PREFIX):
+        return span
+    for fid in reversed(st.stack):
+        frame = st.frames.get(fid)
+        call = frame.call_span if frame is not None else None
+        if call is not None and not call.file.startswith(N.SHIM_PREFIX):
+            return call
+    return span

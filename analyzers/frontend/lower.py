@@ -725,11 +725,33 @@ class Lowerer:
             return self.lambda_expr(c, ty, sp)
         if k == CK.CXX_THIS_EXPR:
             return N.This(ty, span=sp)
+        if k == CK.CXX_NEW_EXPR:
+            return self.new_expr(c, ty, sp)
         if k == CK.CXX_THROW_EXPR:
             return N.Call("__kernelvet_throw", None, (), T.VOID, span=sp)
         if k == CK.PACK_EXPANSION_EXPR:
             return N.Unsupported("pack expansion", ty, span=sp)
         return N.Unsupported(k.name.lower().replace("_", " "), ty, span=sp)
+
+    def new_expr(self, c: ci.Cursor, ty: T.Type, sp: N.Span) -> N.Expr:
+        """``new T[n]`` and ``new T`` of a scalar, a pointer or a plain struct: a host allocation of
+        ``n * sizeof(T)`` bytes (its contents unknown, as malloc's are). A new-expression that
+        runs a constructor or an initializer stays unsupported."""
+        elem = ty.pointee if isinstance(ty, T.PtrType) else None
+        plain = isinstance(elem, (T.IntType, T.FloatType, T.BoolType, T.PtrType)) or (
+            isinstance(elem, T.StructType) and all(
+                isinstance(T.strip_ref(f.type), (T.IntType, T.FloatType, T.BoolType, T.PtrType)) for f in elem.fields))
+        operands = [x for x in c.get_children() if _is_expr(x)]
+        tokens = [t.spelling for t in c.get_tokens()]
+        is_array = "[" in tokens and (operands and tokens.index("[") < min(
+            (tokens.index(x) for x in ("(", "{") if x in tokens), default=len(tokens)))
+        if elem is None or not plain or elem.size <= 0 or (len(operands) != (1 if is_array else 0)):
+            return N.Unsupported("new-expression that runs a constructor or an initializer", ty, span=sp)
+        size = N.IntLit(elem.size, T.INT64, span=sp)
+        if is_array:
+            count = N.Cast("implicit", self.expr(operands[0]), T.INT64, span=sp)
+            size = N.Binary("*", count, size, T.INT64, span=sp)
+        return N.Cast("static", N.Call(N.NEW_CALL, None, (size,), T.PtrType(T.VOID), span=sp), ty, span=sp)
 
     def unexposed(self, c: ci.Cursor, ty: T.Type, sp: N.Span) -> N.Expr:
         ch = list(c.get_children())

@@ -47,7 +47,8 @@ OPAQUE_CLASSES = {
 _SUGAR = {TK.ELABORATED, TK.TYPEDEF, TK.UNEXPOSED, TK.AUTO} | {getattr(TK, n) for n in ('ATTRIBUTED', 'BTFTAGATTRIBUTED') if hasattr(TK, n)}
 _QUAL = re.compile(r"\b(const|volatile|__restrict|restrict|struct|class|union|enum)\b\s*")
 # Standard classes whose shims the engine runs as plain structs; the other std:: classes are opaque.
-STD_RECORDS = ("std::array", "std::pair", "std::tuple", "std::integer_sequence", "std::nullopt_t")
+STD_RECORDS = ("std::array", "std::pair", "std::tuple", "std::integer_sequence", "std::nullopt_t", "std::unique_ptr",
+               "std::shared_ptr", "std::default_delete")
 # Types clang gives expressions it could not type (a call to an undeclared function, an unresolved
 # overload): they have no layout, and asking libclang for their size traps (SIGILL) in clang.
 _NO_LAYOUT = {TK.DEPENDENT, TK.OVERLOAD, TK.INVALID}

@@ -27,6 +27,9 @@ class Span:
 NO_SPAN = Span("<unknown>", 0, 0, 0, 0, "")
 # The file of a span in kernelvet's own headers (frontend/shims): library code, not the user's.
 SHIM_PREFIX = "<kernelvet-shims>/"
+# A new-expression of scalars or plain structs (`new int[n]`): a host allocation of that many bytes,
+# lowered to a call of this name (frontend/lower.py) that the allocation model answers.
+NEW_CALL = "__kernelvet_new"
 
 
 def in_user_code(span: Span, stack: tuple) -> tuple[Span, tuple]:
