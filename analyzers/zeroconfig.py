@@ -266,6 +266,7 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
     settings = [dict(zip(flags, values)) for values in itertools.product((True, False), repeat=len(flags))]
     integer_params = {p.name for p in _integer_params(fn)}
     zero_meant = compared_with_zero(program, fn)
+    struct_fields = tuple(n for n in struct_int_fields(fn) if n not in zero_meant)
     out = []
     combos = _cover(list(itertools.product(variants, choices, settings, rank_choices(uses))), limits.max_instances)
     optional_tensors = {p.name for p in fn.params if tensor_kind(p.ty) == "optional"}
@@ -299,7 +300,7 @@ def instances(program: N.Program, fn: N.Function, file: str, limits: Limits | No
         if reject and label:
             reject += f" ({label})"
         scalars = tuple(d.name for d in dims if d.name in integer_params and d.name not in zero_meant and d.lo <= 0)
-        scalars += tuple(n for n in struct_int_fields(fn) if n not in zero_meant)
+        scalars += struct_fields
         inst = B.Instance(fn.display, file, tuple(args), tuple(dims), (), tuple(constraints), "any",
                           zero_config=True, may_reject=reject, contract_scalars=scalars)
         flag_text = ", ".join(f"{k}={'true' if v else 'false'}" for k, v in flag_values.items())
@@ -419,12 +420,13 @@ def compared_with_zero(program: N.Program, fn: N.Function) -> set[str]:
         for node in _walk(f.body):
             if isinstance(node, N.Binary) and node.op in zero_bound:
                 for a, b in ((node.lhs, node.rhs), (node.rhs, node.lhs)):
-                    if named(a) is not None and _int_literal(b) in zero_bound[node.op]:
+                    if _int_literal(b) in zero_bound[node.op]:
                         found.add(named(a))
-            elif isinstance(node, N.Unary) and node.op == "!" and named(node.operand) is not None:
+            elif isinstance(node, N.Unary) and node.op == "!":
                 found.add(named(node.operand))
-            elif isinstance(node, (N.If, N.Cond)) and named(node.cond) is not None:
+            elif isinstance(node, (N.If, N.Cond)):
                 found.add(named(node.cond))
+    found.discard(None)
     return found
 
 
