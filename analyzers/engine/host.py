@@ -17,6 +17,7 @@ from .context import Symbol
 from .counters import atomic_add_sites, started_counters
 from .events import LaunchEvent, Sink
 from .memory import UNCHECKED_SIZE, PathEnd
+from .models.cuda import ranged_int
 from .models.std import is_string_class, string_holding
 from .state import Frame, State, fresh_value, new_frame_id
 from .threads import values_terms
@@ -248,12 +249,8 @@ class HostOps:
             if isinstance(x, StructV):
                 self._default_ranges(path, x, st)
             elif isinstance(x, IntV):
-                lo, hi = max(limits.scalar_lo, x.ty.min), min(limits.scalar_hi, x.ty.max)
-                bv_lo, bv_hi = z3.BitVecVal(lo, x.ty.bits), z3.BitVecVal(hi, x.ty.bits)
-                within = z3.And(x.bv >= bv_lo, x.bv <= bv_hi) if x.ty.signed else \
-                    z3.And(z3.UGE(x.bv, bv_lo), z3.ULE(x.bv, bv_hi))
-                st.assume(lia.CURRENT.register(within, z3.And(ints.I(x) >= lo, ints.I(x) <= hi)))
-                v.fields[field_name] = ranged = IntV(x.ty, x.bv, max(x.lo, lo), min(x.hi, hi), iv=ints.I(x))
+                lo, hi = max(limits.scalar_lo, x.ty.min), min(limits.scalar_hi, x.ty.max)  # a short's too
+                v.fields[field_name] = ranged = ranged_int(self, st, path, x.ty, lo, hi)
                 if path in self.ctx.contract_scalars:
                     self.ctx.contract_dims[path] = ranged
                     self.ctx.scalar_dims.add(path)

@@ -738,9 +738,8 @@ class Lowerer:
         ``n * sizeof(T)`` bytes (its contents unknown, as malloc's are). A new-expression that
         runs a constructor or an initializer stays unsupported."""
         elem = ty.pointee if isinstance(ty, T.PtrType) else None
-        plain = isinstance(elem, (T.IntType, T.FloatType, T.BoolType, T.PtrType)) or (
-            isinstance(elem, T.StructType) and all(
-                isinstance(T.strip_ref(f.type), (T.IntType, T.FloatType, T.BoolType, T.PtrType)) for f in elem.fields))
+        plain = T.is_scalar(elem) or (isinstance(elem, T.StructType)
+                                      and all(T.is_scalar(T.strip_ref(f.type)) for f in elem.fields))
         operands = [x for x in c.get_children() if _is_expr(x)]
         tokens = [t.spelling for t in c.get_tokens()]
         is_array = "[" in tokens and (operands and tokens.index("[") < min(

@@ -547,20 +547,23 @@ def cub_neighbours(interp, st, call, this, args):
 # ---------------------------------------------------------------- runtime API (plain CUDA host code)
 
 
-@model("cudaMalloc", "cudaMallocManaged", "cudaMallocHost", "cudaMallocAsync", "cudaHostAlloc", "malloc",
-       "std::malloc", "cudaMallocFromPoolAsync", NEW)
+RETURNING_ALLOCATORS = ("malloc", "std::malloc", NEW)  # host allocations that return the pointer
+
+
+@model("cudaMalloc", "cudaMallocManaged", "cudaMallocHost", "cudaMallocAsync", "cudaHostAlloc",
+       "cudaMallocFromPoolAsync", *RETURNING_ALLOCATORS)
 def device_alloc(interp, st, call, this, args):
     """A new object of the requested size, stored through the out-pointer (or returned by malloc):
     plain CUDA host code is an op whose buffer sizes come from its allocations."""
     from ..events import Sink
-    returns = call.name in ("malloc", "std::malloc", NEW)
+    returns = call.name in RETURNING_ALLOCATORS
     size = args[0] if returns else args[1]
     if not isinstance(size, IntV):
         raise PathEnd("stuck", f"{call.name} of a size that is not an integer", call.span)
     size64 = ints.convert(size, T.INT64, call.span) if size.ty.bits != 64 or size.ty.signed is False else size
     if size.math is not None:
         interp.emit_sink(st, Sink(size, "alloc", call.span, interp.stack_spans(st), f"the size of the {call.name}"))
-    kind = "host" if call.name in ("malloc", "std::malloc", NEW, "cudaMallocHost", "cudaHostAlloc") else "global"
+    kind = "host" if call.name in RETURNING_ALLOCATORS + ("cudaMallocHost", "cudaHostAlloc") else "global"
     out = None if returns else args[0]
     # Named after the variable that receives it (cudaMalloc(&d_x, ...) allocates d_x).
     name = out.region.name if isinstance(out, PtrV) and out.region.kind in ("local", "param") else \
