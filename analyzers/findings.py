@@ -43,11 +43,28 @@ STATIC_ONLY = {
 HANG_WORDS = "the kernel never returns"
 
 
+def static_only_reason(check: str, message: str) -> str | None:
+    """Why compute-sanitizer can stay silent on this finding: the reason its message gives (a
+    clause ``(static-only: ...)``), else its check's."""
+    at = message.rfind("(static-only: ")
+    if at < 0:
+        return STATIC_ONLY.get(check)
+    start = at + len("(static-only: ")
+    depth = 1
+    for i in range(start, len(message)):
+        depth += {"(": 1, ")": -1}.get(message[i], 0)
+        if depth == 0:
+            return message[start:i]
+    return message[start:]
+
+
 def gib(n: int) -> str:
     """A byte count as findings and reproducers write it: "80.0 GiB"."""
     return f"{n / (1 << 30):.1f} GiB"
 
 
+STATIC_ONLY_UNINITIALIZED = ("an uninitialized value is whatever the register or memory held, which can "
+                             "happen to be harmless on a given run")
 STATIC_ONLY_IN_OBJECT = "the access stays inside the object, so compute-sanitizer sees a valid access"
 # Measured with bench/block_scope_atomics.py: an H200 performs global atomics of every scope at L2,
 # and 4,096 blocks adding into shared counters with atomicAdd_block lost no update in 20 runs.

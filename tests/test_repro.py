@@ -520,3 +520,27 @@ def test_a_finding_in_an_op_taking_a_struct_by_value_is_not_runnable(tmp_path):
     assert f["call"]["structs"] == ["p"] and {"p.rows", "p.cols"} <= set(f["witness"])
     r = plan(f)
     assert r.not_runnable and "takes p by value" in r.not_runnable
+
+
+def test_a_finding_resting_on_an_uninitialized_local_says_so_and_why_a_sanitizer_can_miss_it(tmp_path):
+    """The gather reads its register table on a path that never filled it: the finding names the
+    table and the value it took, and its reproducer gives the uninitialized read as the reason a
+    clean run proves nothing. The twins are not so labelled: the table cleared with memset reads as
+    zeros (verified), and filled with 0xff bytes as -1 (a bug of its own, no uninitialized read)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixture_runner import load_fixture, run_fixture
+
+    from bot.reporters.jsonfmt import to_dict
+    from bot.repro.plan import plan
+
+    def findings(name):
+        return to_dict(run_fixture(load_fixture(FIXTURES / "memory" / name), tmp_path))["findings"]
+
+    (f,) = findings("column_gather_written_on_one_path_read_always.cu")
+    assert "`col_idx` (here " in f["message"] and "uninitialized" in f["message"]
+    assert isinstance(f["witness"]["col_idx (uninitialized)"], int)
+    assert "uninitialized value is whatever the register" in plan(f).describe()["static_only"]
+    (g,) = findings("column_gather_filled_with_minus_one.cu")
+    assert "uninitialized" not in g["message"] and plan(g).describe()["static_only"] is None
+    assert "before the start" in g["message"]
+    assert findings("column_gather_cleared_with_memset.cu") == []

@@ -5,7 +5,7 @@ import z3
 
 from ..engine import contract
 from ..engine.context import Context, _vars
-from ..findings import Finding
+from ..findings import STATIC_ONLY_UNINITIALIZED, Finding
 from ..kir import nodes as N
 
 
@@ -53,11 +53,28 @@ def make_finding(ctx: Context, st, check: str, message: str, location: N.Span, m
     integers, for the contract question (engine/contract.py), asked once the instance has run."""
     sources = ctx.loads_in(cond)
     sources += [o for o in ctx.guard_sources(st.pc, cond, model) if o not in sources]
+    message += _uninitialized(ctx, cond, model, message)
     finding = Finding(check=check, message=message, location=location, op=ctx.op, kernel=ctx.kernel,
                       witness=ctx.witness(model, cond, st.thread), value_sources=sources,
                       load_elements=ctx.load_elements(model, cond), **kw)
     contract.ask_later(ctx, finding, st.pc, cond, sized, cond_i, model)
     return finding
+
+
+def _uninitialized(ctx: Context, cond, model, message: str) -> str:
+    """The clause a finding that rests on an uninitialized local gets: the root cause is the read
+    of bytes no path wrote, and the value shown is one the hardware need not hold."""
+    names: dict[str, int] = {}
+    for sym in ctx.symbols_behind(cond):
+        if sym.kind == "uninit" and sym.origin[1] not in names:
+            names[sym.origin[1]] = value_of(model, sym.term, sym.signed)
+    if not names:
+        return ""
+    said = ", ".join(f"`{name}` (here {value})" for name, value in names.items())
+    clause = f"; it rests on {said}, read where this path never wrote it: an uninitialized value"
+    if "(static-only:" not in message:
+        clause += f" (static-only: {STATIC_ONLY_UNINITIALIZED})"
+    return clause
 
 
 def value_of(model, term, signed: bool = True) -> int:

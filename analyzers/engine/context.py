@@ -64,7 +64,7 @@ class Options:
 class Symbol:
     name: str  # as shown in a witness
     term: z3.ExprRef
-    kind: str  # user | derived | dtype | thread | loop | load | havoc | host | stated (the manifest's `returns`)
+    kind: str  # user | derived | dtype | thread | loop | load | havoc | host | stated (the manifest's `returns`) | uninit
     signed: bool = True
     origin: tuple = ()  # loads: (region kind, region name, has a bound value range)
     deps: tuple = ()  # z3 names of the symbols it was computed from (a loop counter: its start and bound)
@@ -133,6 +133,10 @@ class Context:
         # Tracked host objects a runtime copy wrote (region id -> the call): what they hold there is
         # what the device held, which the engine does not compute.
         self.copied_in: dict[int, str] = {}
+        # Tracked objects some path wrote with bytes the engine does not know (region id -> where:
+        # memory.forget_content): a read there where no value is kept needs the program's values,
+        # and is not an uninitialized read.
+        self.overwritten: dict[int, str] = {}
         # CUDA arrays a program allocated with a known element size (region id -> the regions that
         # stand for a row and, for a 2-D array, a column: models/cuda.py, _new_array), and the
         # surface objects made over them (the object's z3 name -> the array's region): what a
@@ -557,7 +561,7 @@ class Context:
             # past a bound stands on the length loaded for it, which a reproducer must load too.
             behind = {id(sym) for sym in self.symbols_behind(cond)}
             for sym in self.symbols.values():  # in the order they arose
-                if id(sym) in behind and sym.kind in ("loop", "load", "havoc", "host") and sym.name not in out:
+                if id(sym) in behind and sym.kind in ("loop", "load", "havoc", "host", "uninit") and sym.name not in out:
                     out[sym.name] = _value(model, sym)
         return out
 

@@ -29,7 +29,7 @@ class Interpreter(MemoryOps, ExprOps, StmtOps, LoopOps, InvariantOps, CallOps, H
         self._regions = 0
         self._tracked: dict = {}  # region id -> Region, for the objects whose contents are tracked
         self._silent = False  # inside an invariant search's pass through a loop body
-        use_unwritten(self.unwritten_value)
+        use_unwritten(self.unwritten_value, self.lost_content)
         self._statics: dict = {}
         self._shapes: dict = {}
         self.null_region = self.new_region("null", "nullptr", 0)

@@ -476,7 +476,7 @@ class LoopOps:
         not hold (the loop may have written it): a finding that needs one is the summary's
         imprecision, never a bug."""
         havocked = {off: (ty, self._havoc_value(region, ty, v, where)) for off, (ty, v) in st.content(region).items()}
-        st.clear_content(region)
+        st.clear_content(region)  # what it did not hold: loop_written below
         self.ctx.loop_written.setdefault(region.id, _loop_value_name(region, where))
         fresh = st.write_content(region)
         for off, (ty, v) in sorted(havocked.items()):

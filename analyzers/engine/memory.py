@@ -13,7 +13,7 @@ from ..kir import nodes as N
 from ..kir import types as T
 from . import ints, lia
 from .events import Access
-from .state import State, fresh_value, merge_values
+from .state import State, fresh_value, int_of_bytes, merge_values
 from .values import (BoolV, FloatV, IntV, Loc, MultiLoc, MultiPtrV, PtrV, Region, StructV, Val,
                      const_int, widen)
 
@@ -251,12 +251,25 @@ class MemoryOps:
             return
         slots = self._slots(region, off, ty)
         if slots is None:
-            st.clear_content(region)
+            self.forget_content(st, region, span)
             return
         content = st.write_content(region)
         for k in slots:
             old = self._read_at(content, k, ty, region, span)
             self._write_at(content, k, ty, merge_values(off.bv == k, value, old) or value)
+
+    def forget_content(self, st: State, region: Region, span: N.Span) -> None:
+        """``region`` written with bytes the engine does not know (memset, a copy, a store at an index
+        spread too wide, a summarised loop): what a later read finds there is a value the engine
+        does not compute (a finding resting on it needs values), not an uninitialized one."""
+        st.clear_content(region)
+        self.ctx.overwritten.setdefault(region.id, f"what the write at {span.file}:{span.line} left in `{region.name}`")
+
+    def lost_content(self, rid: int) -> None:
+        """Two paths joined with values of different types at one place of a tracked object."""
+        region = self._tracked.get(rid)
+        if region is not None:
+            self.ctx.overwritten.setdefault(rid, f"what two paths left in `{region.name}` as values of two types")
 
     def _slots(self, region: Region, off: IntV, ty: T.Type) -> list[int] | None:
         size = region.size_concrete
@@ -286,6 +299,9 @@ class MemoryOps:
         part = self._bytes_of_int(content, off, ty)
         if part is not None:
             return part
+        whole = int_of_bytes(content, off, ty)
+        if whole is not None:
+            return whole
         v = self.unwritten_value(region.id, ty)
         return v if v is not None else self._fresh(ty, region.name, span)
 
@@ -303,6 +319,12 @@ class MemoryOps:
         summary = self.ctx.loop_written.get(rid)
         if summary is not None and isinstance(v, IntV):
             self.ctx.symbol(summary, v.bv, "havoc", v.ty.signed)
+        elif rid in self.ctx.overwritten:
+            self.ctx.remember_untracked(v, "overwritten", self.ctx.overwritten[rid])
+        elif isinstance(v, IntV) and region.kind == "local":
+            # Bytes of a local variable no path wrote: an uninitialized read. A finding resting on
+            # the value says so (checks/base.py): the hardware's value is whatever was there.
+            self.ctx.symbol(f"{region.name} (uninitialized)", v.bv, "uninit", v.ty.signed, ("local", region.name, False))
         return v
 
     @staticmethod

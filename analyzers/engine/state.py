@@ -12,7 +12,7 @@ import z3
 from ..kir import nodes as N
 from ..kir import types as T
 from . import ints
-from .values import BoolV, FloatV, IntV, MultiPtrV, OpaqueV, PtrV, Region, StructV, Val, fresh_int
+from .values import BoolV, FloatV, IntV, MultiPtrV, OpaqueV, PtrV, Region, StructV, Val, const_int, fresh_int
 
 _frame_ids = itertools.count(1)
 
@@ -221,15 +221,19 @@ def try_merge(a: State, b: State) -> State | None:
         owned.add(rid)
         da, db = da or {}, db or {}
         merged = {}
-        for off in da.keys() & db.keys():
-            ta, va = da[off]
-            tb, vb = db[off]
-            if ta != tb and ta.size != tb.size:
+        end = 0  # where the last value joined ends: a byte before it belongs to that value
+        for off in sorted(da.keys() & db.keys()):
+            if off < end:
                 continue
+            joined = _join_entry(rid, off, da, db)
+            if joined is None:
+                continue
+            ty, va, vb = joined
             m = merge_values(ca, va, vb)
             if m is None:
                 return None  # two different objects (tensors, closures): keep the paths apart
-            merged[off] = (ta, m)
+            merged[off] = (ty, m)
+            end = off + max(ty.size, 1)
         _merge_one_sided(merged, rid, ca, da, db)
         mem[rid] = merged
     retval = a.retval
@@ -251,9 +255,47 @@ def try_merge(a: State, b: State) -> State | None:
 UNWRITTEN = None
 
 
-def use_unwritten(fn) -> None:
-    global UNWRITTEN
-    UNWRITTEN = fn
+# Called with a region id where a join could keep no value for bytes both paths wrote (values of
+# two types at one place): what is read there is then a value the engine does not compute.
+LOST = None
+
+
+def use_unwritten(fn, lost=None) -> None:
+    global UNWRITTEN, LOST
+    UNWRITTEN, LOST = fn, lost
+
+
+def int_of_bytes(content: dict, off: int, ty: T.Type) -> Val | None:
+    """A wider integer read where single bytes were stored (a memset of a local table): its bytes,
+    little-endian."""
+    if not isinstance(ty, T.IntType) or ty.size <= 1:
+        return None
+    parts = []
+    for k in range(off, off + ty.size):
+        entry = content.get(k)
+        if entry is None or not isinstance(entry[1], IntV) or entry[0].size != 1:
+            return None
+        parts.append(entry[1].bv)
+    bv = z3.simplify(z3.Concat(*reversed(parts)))
+    if z3.is_bv_value(bv):
+        return const_int(bv.as_signed_long() if ty.signed else bv.as_long(), ty)
+    return ints._abstract(ty, bv, ty.min, ty.max)
+
+
+def _join_entry(rid: int, off: int, da: dict, db: dict):
+    """The two paths' values at ``off`` in one type, for a join: a wider integer one path wrote
+    against the bytes the other wrote (a memset) reads those bytes as that integer. None, and the
+    region's loss reported, where they cannot be put in one type."""
+    (ta, va), (tb, vb) = da[off], db[off]
+    if ta == tb or ta.size == tb.size:
+        return ta, va, vb
+    if ta.size > tb.size and (w := int_of_bytes(db, off, ta)) is not None:
+        return ta, va, w
+    if tb.size > ta.size and (w := int_of_bytes(da, off, tb)) is not None:
+        return tb, w, vb
+    if LOST is not None:
+        LOST(rid)
+    return None
 
 
 def _merge_one_sided(merged: dict, rid: int, c: z3.BoolRef, da: dict, db: dict) -> None:
@@ -320,13 +362,18 @@ def absorb(st: State, sub: State, cond: z3.BoolRef) -> None:
             continue
         base = base or {}
         merged = {}
-        for off in d.keys() & base.keys():
-            a, b = d[off], base[off]
-            if a[0] != b[0] and a[0].size != b[0].size:
+        end = 0  # where the last value joined ends: a byte before it belongs to that value
+        for off in sorted(d.keys() & base.keys()):
+            if off < end:
                 continue
-            m = merge_values(cond, a[1], b[1])
+            joined = _join_entry(rid, off, d, base)
+            if joined is None:
+                continue
+            ty, va, vb = joined
+            m = merge_values(cond, va, vb)
             if m is not None:
-                merged[off] = (a[0], m)
+                merged[off] = (ty, m)
+                end = off + max(ty.size, 1)
         _merge_one_sided(merged, rid, cond, d, base)
         st.mem[rid] = merged
         st.owned.add(rid)

@@ -195,6 +195,7 @@ class FuncType(Type):
 # The integer types the engine creates on its own.
 BOOL = BoolType()
 VOID = VoidType()
+UINT8 = IntType(8, False, "unsigned char")
 INT32 = IntType(32, True, "int")
 UINT32 = IntType(32, False, "unsigned int")
 INT64 = IntType(64, True, "long")

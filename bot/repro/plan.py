@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from math import prod
 
 from analyzers.binding import DTYPE_SIZES, KERNEL_OP, canonical_dtype
-from analyzers.findings import HANG_WORDS, STATIC_ONLY, gib
+from analyzers.findings import HANG_WORDS, gib, static_only_reason
 from analyzers.limits import WITNESS_MEMORY_GIB as DEFAULT_MEMORY_GIB
 
 # The compute-sanitizer tool that reports each check's bug; "none": the CUDA runtime itself does
@@ -46,6 +46,7 @@ class Repro:
     notes: list[str] = field(default_factory=list)
     hangs: bool = False  # the finding is a hang: a run that does not return confirms it
     also: list[str] = field(default_factory=list)  # file:line of the finding's other access (a race's first)
+    static_only: str | None = None  # why a sanitizer can stay silent on it (analyzers.findings.static_only_reason)
 
     def describe(self) -> dict:
         return {"fingerprint": self.fingerprint, "check": self.check, "where": self.where, "also": self.also,
@@ -53,7 +54,7 @@ class Repro:
                 "sources": self.sources, "device_bytes": self.device_bytes, "host_bytes": self.host_bytes,
                 "memory_bound": self.memory_bound, "tool": self.tool, "use_sanitizer": self.use_sanitizer,
                 "runnable": self.not_runnable is None, "not_runnable": self.not_runnable,
-                "static_only": STATIC_ONLY.get(self.check), "notes": self.notes, "hangs": self.hangs}
+                "static_only": self.static_only, "notes": self.notes, "hangs": self.hangs}
 
 
 def storage_bytes(arg: dict) -> int:
@@ -80,6 +81,7 @@ def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB, tool:
     if access.get("file") and access.get("line"):
         r.also.append(f"{access['file']}:{access['line']}")
     r.hangs = HANG_WORDS in finding.get("message", "")
+    r.static_only = static_only_reason(finding["check"], finding.get("message", ""))
     if spec is not None:
         r.include_dirs, r.defines = list(spec.include_dirs), dict(spec.defines)
     if not call:

@@ -460,12 +460,58 @@ def mem_bytes(interp, st, call, this, args):
     if not isinstance(n, IntV):
         raise PathEnd("stuck", f"{call.name} size", call.span)
     pointers = [a for a in args[:-1] if isinstance(a, PtrV)]
-    writes = [True] + ([False] if call.name.endswith(("memcpy", "memmove")) else [])
+    copies = call.name.endswith(("memcpy", "memmove"))
+    writes = [True] + ([False] if copies else [])
     for ptr, write in zip(pointers, writes):
         _check_range(interp, st, ptr, n, write, call.span)
-        if write and ptr.region.tracked:
-            st.clear_content(ptr.region)
+    if pointers and pointers[0].region.tracked and not (
+            _copy_tracked(interp, st, *pointers, n) if copies and len(pointers) == 2
+            else not copies and _fill_tracked(interp, st, pointers[0], args[1], n)):
+        interp.forget_content(st, pointers[0].region, call.span)
     return args[0]
+
+
+FILL_MAX_BYTES = 4096  # a memset of a tracked object is kept byte by byte up to this size
+
+
+def _fill_tracked(interp, st, dst: PtrV, value, n: IntV) -> bool:
+    """memset of a tracked object at an offset and a size the path fixes: each byte holds the
+    value's low 8 bits (memory._read_at assembles wider values from them: a table cleared with
+    zeros reads as zeros)."""
+    d, count = dst.off.concrete(), n.concrete()
+    if d is None or count is None or count > FILL_MAX_BYTES or not isinstance(value, IntV):
+        return False
+    byte = IntV(T.UINT8, z3.Extract(7, 0, value.bv), 0, 255)
+    c = byte.concrete()
+    if c is not None:
+        byte = const_int(c, T.UINT8)
+    content = st.write_content(dst.region)
+    for off, (ty, _) in list(content.items()):
+        if off < d + count and off + max(T.strip_ref(ty).size, 1) > d:
+            del content[off]
+    for k in range(d, d + count):
+        content[k] = (T.UINT8, byte)
+    return True
+
+
+def _copy_tracked(interp, st, dst: PtrV, src: PtrV, n: IntV) -> bool:
+    """memcpy between two tracked objects at offsets and a size the path fixes: the values the
+    source holds in the range move to the destination (a register table copied from another keeps
+    its indices); bytes the source never wrote stay unwritten there. False where the engine cannot
+    say what the copy leaves (the source's unknown contents, a range it does not fix)."""
+    d, s, count = dst.off.concrete(), src.off.concrete(), n.concrete()
+    ctx = interp.ctx
+    if d is None or s is None or count is None or not src.region.tracked or any(
+            src.region.id in known for known in (ctx.overwritten, ctx.copied_in, ctx.loop_written)):
+        return False
+    moved = [(off - s + d, entry) for off, entry in st.content(src.region).items()
+             if s <= off and off + max(T.strip_ref(entry[0]).size, 1) <= s + count]
+    content = st.write_content(dst.region)
+    for off, (ty, _) in list(content.items()):
+        if off < d + count and off + max(T.strip_ref(ty).size, 1) > d:
+            del content[off]
+    content.update(moved)
+    return True
 
 
 def _check_range(interp, st, ptr: PtrV, n: IntV, write: bool, span) -> None:
@@ -627,7 +673,7 @@ def _copied_in(interp, st, call, dst: PtrV, count: IntV) -> None:
     read there afterwards is such a value (memory.unwritten_value)."""
     region, start, n = dst.region, dst.off.concrete(), count.concrete()
     if start is None or n is None:
-        st.clear_content(region)
+        interp.forget_content(st, region, call.span)
     else:
         content = st.write_content(region)
         for off, (ty, _) in list(content.items()):

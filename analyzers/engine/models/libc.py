@@ -21,13 +21,13 @@ def _write_unknown(interp, st, ptr, call) -> None:
     pointee = ptr.pointee if not isinstance(ptr.pointee, T.VoidType) else None
     if pointee is None or isinstance(pointee, T.OpaqueType):
         if ptr.region.tracked:
-            st.clear_content(ptr.region)
+            interp.forget_content(st, ptr.region, call.span)
         return
     loc = interp.deref(ptr, pointee, call.span)
     v = fresh_value(pointee, call.name, interp.ctx.counter)
     if v is None:
         if ptr.region.tracked:
-            st.clear_content(ptr.region)
+            interp.forget_content(st, ptr.region, call.span)
         return
     interp.ctx.remember_untracked(v, "input", f"what `{call.name}` at {call.span.file}:{call.span.line} stores")
     interp.store(st, loc, v, call.span)
@@ -80,7 +80,7 @@ def file_items(interp, st, call, this, args):
                        T.UINT64, call.span, interp.stack_spans(st))
         _check_range(interp, st, ptr, n, write, call.span)
         if write and ptr.region.tracked:
-            st.clear_content(ptr.region)
+            interp.forget_content(st, ptr.region, call.span)
     return _status(interp, call)
 
 
@@ -91,7 +91,7 @@ def read_line(interp, st, call, this, args):
     if isinstance(buf, PtrV) and isinstance(n, IntV):
         _check_range(interp, st, buf, n, True, call.span)
         if buf.region.tracked:
-            st.clear_content(buf.region)
+            interp.forget_content(st, buf.region, call.span)
     return buf
 
 
@@ -103,7 +103,7 @@ def copy_string(interp, st, call, this, args):
     if call.name == "strncpy" and isinstance(dst, PtrV) and isinstance(args[2], IntV):
         _check_range(interp, st, dst, args[2], True, call.span)
     if isinstance(dst, PtrV) and dst.region.tracked:
-        st.clear_content(dst.region)
+        interp.forget_content(st, dst.region, call.span)
     return dst
 
 
