@@ -711,6 +711,11 @@ def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, lin
                 value = int(value) if isinstance(value, bool) else value
                 args.append({"name": name, "kind": "scalar", "value": value if isinstance(value, (int, float))
                              else None, "float": kind == "float"})
+            elif kind == "string":
+                # The literal the witness chose (context.string_text), else a string equal to none.
+                chosen = witness.get(f"the string `{name}`")
+                text = chosen[1:-1] if isinstance(chosen, str) and chosen.startswith('"') else "kernelvet-other"
+                args.append({"name": name, "kind": "string", "text": text})
             else:
                 args.append({"name": name, "kind": "absent"})
                 if kind == "struct":

@@ -544,3 +544,34 @@ def test_a_finding_resting_on_an_uninitialized_local_says_so_and_why_a_sanitizer
     assert "uninitialized" not in g["message"] and plan(g).describe()["static_only"] is None
     assert "before the start" in g["message"]
     assert findings("column_gather_cleared_with_memset.cu") == []
+
+
+def test_a_runtime_copy_runs_without_padding_and_a_string_argument_is_the_literal_chosen(tmp_path):
+    """A copy one block past the cache is a CUDA runtime copy: memcheck runs its reproducer without
+    padding (which would stretch the allocation past the range the runtime checks), and its message
+    says why a run can be silent (a range that starts past the end lands in a neighbour). The
+    half-width cache's op takes its dtype as a string: the reproducer passes the literal the witness
+    chose ("auto"), not None."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixture_runner import load_fixture, run_fixture
+
+    from bot.reporters.jsonfmt import to_dict
+    from bot.repro.confirm import confirm_one
+    from bot.repro.plan import plan
+    from bot.repro.scripts import write
+
+    (f,) = to_dict(run_fixture(load_fixture(FIXTURES / "host" / "copy_pairs_one_past_cache.cu"), tmp_path))["findings"]
+    r = plan(f)
+    assert r.runtime_copy and "checks a copy's range only against the allocation it starts in" in r.static_only
+    write(r, f, tmp_path / "copy", FIXTURES)
+    python = _fake(tmp_path / "python", "exit 0\n")
+    (tmp_path / "clean.txt").write_text(MEMCHECK_CLEAN)
+    sanitizer = _fake(tmp_path / "compute-sanitizer", f'case "$*" in *--padding*) exit 9;; esac\ncat {tmp_path}/clean.txt\n')
+    c = confirm_one(tmp_path / "copy", python, sanitizer, 60)
+    assert c.status == "not-reproduced" and "lies there" in c.detail, c
+
+    (g,) = to_dict(run_fixture(load_fixture(FIXTURES / "lang" / "kv_dtype_string_choice_half_cache.cu"),
+                               tmp_path))["findings"]
+    assert g["witness"]["the string `kv_cache_dtype`"] == '"auto"'
+    assert g["call"]["args"][-1] == {"name": "kv_cache_dtype", "kind": "string", "text": "auto"}
+    assert not plan(g).runtime_copy and plan(g).static_only is None

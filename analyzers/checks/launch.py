@@ -43,13 +43,18 @@ class LaunchCheck(Check):
         wrap_sites = sorted({s for v in dims + [ev.smem] for s in v.sites}, key=lambda s: s.id)
         if wrap_sites:
             cond = z3.And(cond, *[z3.Not(s.wraps) for s in wrap_sites])
-        if all(v.math is None for v in dims + [ev.smem]):
+        # In the integers a value's twin is its exact value: where it may have wrapped (a 64-bit
+        # block count narrowed to grid.x), it is the machine's value where no site wraps, which the
+        # bit-vector condition requires too.
+        if all(v.math is None or all(s.iwraps is not None for s in v.sites) for v in dims + [ev.smem]):
             g = [ints.I(v) for v in ev.grid]
             b = [ints.I(v) for v in ev.block]
             threads = min(ev.max_threads or 1024, 1024)
             cond_i = z3.Or(b[0] > 1024, b[1] > 1024, b[2] > 64, g[0] > (1 << 31) - 1, g[1] > 65535, g[2] > 65535,
                            b[0] * b[1] * b[2] > threads,
                            *[x < 1 for x in g + b], ints.I(ev.smem) > limit)
+            if wrap_sites:
+                cond_i = z3.And(cond_i, *[z3.Not(s.iwraps) for s in wrap_sites])
             if ctx.excluded(st.pc, cond_i):
                 return
         model = ctx.find_model(st.pc, cond, ev.span, cond_i)

@@ -9,7 +9,7 @@ import z3
 
 from ..engine import ints
 from .base import Check, depends_on_summary, make_finding, span_key, value_of
-from ..findings import STATIC_ONLY, STATIC_ONLY_IN_OBJECT
+from ..findings import STATIC_ONLY, STATIC_ONLY_IN_OBJECT, STATIC_ONLY_RUNTIME_COPY
 
 CHECK_OF_REGION = {
     "global": "oob", "constant": "oob", "host": "oob", "shared": "shared-oob", "dynamic_shared": "shared-oob",
@@ -190,6 +190,8 @@ class BoundsCheck(Check):
                f"{where}: `{ev.span.text}`")
         if check == "local-oob":
             msg += f" (static-only: {STATIC_ONLY[check]})"
+        elif ev.copy_end == "first" and region.kind == "global":
+            msg += f" (static-only: {STATIC_ONLY_RUNTIME_COPY})"
         finding = make_finding(ctx, st, check, msg, ev.span, model, cond, sized=(region, o), cond_i=cond_i, expression=ev.span,
                                trace=list(ev.stack))
         ctx.report(finding)

@@ -64,7 +64,7 @@ class Options:
 class Symbol:
     name: str  # as shown in a witness
     term: z3.ExprRef
-    kind: str  # user | derived | dtype | thread | loop | load | havoc | host | stated (the manifest's `returns`) | uninit
+    kind: str  # user | derived | dtype | thread | loop | load | havoc | host | stated (the manifest's `returns`) | uninit | field (of a struct read through a pointer argument: named where a finding needs it)
     signed: bool = True
     origin: tuple = ()  # loads: (region kind, region name, has a bound value range)
     deps: tuple = ()  # z3 names of the symbols it was computed from (a loop counter: its start and bound)
@@ -98,6 +98,7 @@ class Context:
         self.foreign_pointers: list[str] = []
         self.string_choices: dict = {}  # a host string compared with literals -> its choice (an IntV)
         self.string_codes: dict = {}  # a string literal -> its code among the choices
+        self.string_names: set = set()  # the witness names of those choices (shown as the literal chosen)
         self.user_terms: list[z3.ExprRef] = []
         self.dim_order: list[tuple[str, z3.ExprRef]] = []  # what a witness minimises, in priority order
         self.dim_lo: dict[str, int] = {}
@@ -175,7 +176,7 @@ class Context:
     def symbol(self, display: str, term: z3.ExprRef, kind: str, signed: bool = True, origin: tuple = (),
                deps: tuple = ()) -> z3.ExprRef:
         # Symbols are found again by the name of their z3 constant (witness extraction, summaries).
-        key = str(term) if z3.is_const(term) or kind != "user" else str(_vars(term)[0])
+        key = str(term) if z3.is_const(term) or kind not in ("user", "field") else str(_vars(term)[0])
         self.symbols[key] = Symbol(display, term, kind, signed, origin, deps)
         return term
 
@@ -561,9 +562,19 @@ class Context:
             # past a bound stands on the length loaded for it, which a reproducer must load too.
             behind = {id(sym) for sym in self.symbols_behind(cond)}
             for sym in self.symbols.values():  # in the order they arose
-                if id(sym) in behind and sym.kind in ("loop", "load", "havoc", "host", "uninit") and sym.name not in out:
+                if id(sym) in behind and sym.kind in ("loop", "load", "havoc", "host", "uninit", "field") and sym.name not in out:
                     out[sym.name] = _value(model, sym)
+        for name in self.string_names & out.keys():
+            out[name] = self.string_text(out[name])
         return out
+
+    def string_text(self, code) -> str:
+        """A string compared with literals, as a witness shows it: the literal it equals (quoted), or
+        "a string other than" the literals compared with."""
+        for literal, c in self.string_codes.items():
+            if c == code:
+                return literal
+        return "a string other than " + ", ".join(self.string_codes)
 
 
 def _value(model: z3.ModelRef, sym: Symbol):

@@ -24,6 +24,7 @@ class Access:
     atomic: bool = False  # one half of an atomic read-modify-write
     value: object = None  # what a write stores (a Val)
     scope: str = ""  # an atomic's scope where it is narrower than the device: "block" (atomicAdd_block)
+    copy_end: str = ""  # "first" / "last": a byte at an end of the range a CUDA runtime copy or fill touches
 
 
 @dataclass(frozen=True)

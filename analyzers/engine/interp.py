@@ -16,6 +16,7 @@ from .host import BindingError, HostOps
 from .invariants import InvariantOps
 from .loops import LoopOps
 from .memory import MemoryOps, PathEnd
+from .models.std import is_string_class
 from .relations import FactOps
 from .state import use_unwritten
 from .stmts import StmtOps
@@ -190,6 +191,8 @@ def _param_kind(ty) -> str:
         return "int"
     if isinstance(ty, T.StructType):
         return "struct"
+    if is_string_class(ty):
+        return "string"
     return "float" if isinstance(ty, T.FloatType) else "other"
 
 

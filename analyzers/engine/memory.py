@@ -126,7 +126,8 @@ class MemoryOps:
 
     # ------------------------------------------------------------ loads and stores
 
-    def emit_access(self, st: State, loc: Loc, size: int, write: bool, span: N.Span, guard=None, value=None) -> None:
+    def emit_access(self, st: State, loc: Loc, size: int, write: bool, span: N.Span, guard=None, value=None,
+                    copy_end: str = "") -> None:
         region = loc.region
         within = getattr(loc, "within", None)
         if region.tracked and region.kind in ("local", "param"):
@@ -141,7 +142,7 @@ class MemoryOps:
             self.ctx.threads.written.add(region.id)  # its loads may differ between threads (equal_loads)
         span, stack = N.in_user_code(span, self.stack_spans(st))
         ev = Access(region, loc.off, size, write, span, stack, guard, vec, T.strip_ref(loc.ty).align,
-                    within, self.atomic_access, value, self.atomic_scope if self.atomic_access else "")
+                    within, self.atomic_access, value, self.atomic_scope if self.atomic_access else "", copy_end)
         for check in self.ctx.checks:
             check.on_access(self.ctx, st, ev)
 

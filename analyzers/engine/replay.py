@@ -17,7 +17,7 @@ from ..findings import verdict_of
 # Symbols that stand for an input of the op: fixing them is choosing one call. (A value the
 # engine knows nothing of, such as an unknown function's result, is not: fixing it could pick one
 # no run produces.)
-INPUT_KINDS = ("user", "host", "stated", "dtype")
+INPUT_KINDS = ("user", "host", "stated", "dtype", "field")
 MAX_REPLAYS = 2  # runs with fixed inputs per instance, the accesses' inputs first
 
 

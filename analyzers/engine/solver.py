@@ -67,6 +67,56 @@ class Solver:
         self._cache: dict[int, bool] = {}
         self._last_unknown = "unknown"
         self._shape: dict[int, tuple[bool, bool, object]] = {}  # term id -> (has a variable, nonlinear, term)
+        self._vars: dict[int, tuple[frozenset, object]] = {}  # term id -> (its variables' names, term)
+
+    def _variables(self, e) -> frozenset:
+        """The names of the uninterpreted constants ``e`` mentions (memoised per term, the term kept
+        so that its id is not reused while it is remembered)."""
+        todo = [e]
+        while todo:
+            t = todo[-1]
+            k = t.get_id()
+            if k in self._vars:
+                todo.pop()
+                continue
+            if t.num_args() == 0:
+                todo.pop()
+                own = z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED
+                self._vars[k] = (frozenset((t.decl().name(),)) if own else frozenset(), t)
+                continue
+            kids = t.children()
+            missing = [c for c in kids if c.get_id() not in self._vars]
+            if missing:
+                todo.extend(missing)
+                continue
+            todo.pop()
+            names = frozenset().union(*(self._vars[c.get_id()][0] for c in kids))
+            self._vars[k] = (names, t)
+        return self._vars[e.get_id()][0]
+
+    def _split(self, constraints: list) -> tuple[list, list]:
+        """The constraints that share variables with the question (the last one), directly or
+        through others, and the rest: independent of the question, they are satisfiable or not on
+        their own, and a model of each part is a model of the whole. Each part is asked on its own
+        (the rest, the same for many questions of a path, mostly from memory): a question about a
+        lane no longer pays for the products an unrelated size carries."""
+        if len(constraints) < 2:
+            return constraints, []
+        sets = [self._variables(c) for c in constraints]
+        reach = set(sets[-1])
+        core = [False] * len(constraints)
+        core[-1] = True
+        changed = True
+        while changed:
+            changed = False
+            for i, vs in enumerate(sets):
+                if not core[i] and (not vs or not reach.isdisjoint(vs)):
+                    core[i] = True
+                    if not vs <= reach:
+                        reach |= vs
+                        changed = True
+        return ([c for c, keep in zip(constraints, core) if keep],
+                [c for c, keep in zip(constraints, core) if not keep])
 
     def _nonlinear(self, e) -> bool:
         """Whether ``e`` multiplies or divides two terms that both hold a variable (memoised per
@@ -193,7 +243,10 @@ class Solver:
         if key in self._cache:
             self.stats.cached += 1
             return self._cache[key]
-        r, _ = self._check(simplified)
+        core, rest = self._split(simplified)
+        r, _ = self._check(core)
+        if r == z3.sat and rest:
+            r, _ = self._check(rest)
         if r == z3.unknown:
             self.stats.unknown += 1
             if strict:
@@ -209,6 +262,19 @@ class Solver:
         simplified = [c for c in constraints if not z3.is_true(c)]
         if any(z3.is_false(c) for c in simplified):
             return None
+        core, rest = self._split(simplified)
+        model = self._model_of(core, effort)
+        if model is None or not rest:
+            return model
+        other = self._model_of(rest, 1.0)
+        if other is None:
+            return None
+        model = model.translate(model.ctx)  # a copy: the remembered answer stays as it was asked
+        for d in other.decls():
+            model.update_value(d, other[d])
+        return model
+
+    def _model_of(self, simplified: list, effort: float) -> z3.ModelRef | None:
         # Deciding queries only: a witness search (effort below 1) asks near-copies of a query
         # already answered, where the relaxed search mostly finds a model the dropped constraints
         # reject (on the example: 12% more solver work with it, 6% less without).

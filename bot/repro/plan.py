@@ -5,6 +5,7 @@ takes, and which compute-sanitizer tool sees the bug. Reads only the JSON report
 repository's manifest: nothing here builds or runs anything."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from math import prod
 
@@ -21,6 +22,9 @@ TOOLS = {
 }
 
 TORCH_DTYPES = {canonical_dtype(n) for n in DTYPE_SIZES}  # every dtype kernelvet knows is a torch one
+# A finding at a CUDA runtime copy or fill: the runtime checks its range against the allocation
+# it starts in, which memcheck's padding would stretch past the allocation's end.
+RUNTIME_COPY = re.compile(r"\s*(?:\(void\)\s*)?(?:cuda|cu)Mem(?:cpy|set)\w*\s*\(")
 SANITIZER_MAX_BYTES = 1 << 30  # above this, memcheck's cost per access makes the plain run the judge
 UNSTATED_BUFFER_BYTES = 64 << 20  # a bare kernel's `any` pointer: memory nobody sized
 
@@ -47,6 +51,7 @@ class Repro:
     hangs: bool = False  # the finding is a hang: a run that does not return confirms it
     also: list[str] = field(default_factory=list)  # file:line of the finding's other access (a race's first)
     static_only: str | None = None  # why a sanitizer can stay silent on it (analyzers.findings.static_only_reason)
+    runtime_copy: bool = False  # the access is a CUDA runtime copy or fill (memcheck runs it without padding)
 
     def describe(self) -> dict:
         return {"fingerprint": self.fingerprint, "check": self.check, "where": self.where, "also": self.also,
@@ -54,7 +59,7 @@ class Repro:
                 "sources": self.sources, "device_bytes": self.device_bytes, "host_bytes": self.host_bytes,
                 "memory_bound": self.memory_bound, "tool": self.tool, "use_sanitizer": self.use_sanitizer,
                 "runnable": self.not_runnable is None, "not_runnable": self.not_runnable,
-                "static_only": self.static_only, "notes": self.notes, "hangs": self.hangs}
+                "static_only": self.static_only, "runtime_copy": self.runtime_copy, "notes": self.notes, "hangs": self.hangs}
 
 
 def storage_bytes(arg: dict) -> int:
@@ -82,6 +87,7 @@ def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB, tool:
         r.also.append(f"{access['file']}:{access['line']}")
     r.hangs = HANG_WORDS in finding.get("message", "")
     r.static_only = static_only_reason(finding["check"], finding.get("message", ""))
+    r.runtime_copy = RUNTIME_COPY.match(loc.get("text") or "") is not None
     if spec is not None:
         r.include_dirs, r.defines = list(spec.include_dirs), dict(spec.defines)
     if not call:

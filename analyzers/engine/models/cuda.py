@@ -514,8 +514,10 @@ def _copy_tracked(interp, st, dst: PtrV, src: PtrV, n: IntV) -> bool:
     return True
 
 
-def _check_range(interp, st, ptr: PtrV, n: IntV, write: bool, span) -> None:
-    """Bytes [p, p+n) are accessed: check the first and the last."""
+def _check_range(interp, st, ptr: PtrV, n: IntV, write: bool, span, runtime: bool = False) -> None:
+    """Bytes [p, p+n) are accessed: check the first and the last. ``runtime``: a CUDA runtime copy
+    or fill, which the runtime checks against the allocation it starts in (checks/oob.py says
+    what a sanitizer can see of it)."""
     from ..memory import index_to_int64
     from ..values import Loc
     c = n.concrete()
@@ -523,10 +525,10 @@ def _check_range(interp, st, ptr: PtrV, n: IntV, write: bool, span) -> None:
         return
     # A copy of no bytes touches nothing: neither end is accessed unless the count is positive.
     guard = None if c is not None else z3.UGT(n.bv, 0) if not n.ty.signed else n.bv > 0
-    interp.emit_access(st, Loc(ptr.region, ptr.off, BYTE), 1, write, span, guard)
+    interp.emit_access(st, Loc(ptr.region, ptr.off, BYTE), 1, write, span, guard, copy_end="first" if runtime else "")
     last = interp.ptr_add(PtrV(ptr.region, ptr.off, BYTE), index_to_int64(n, span), span)
     last = interp.ptr_add(last, const_int(1, T.INT64), span, subtract=True)
-    interp.emit_access(st, Loc(last.region, last.off, BYTE), 1, write, span, guard)
+    interp.emit_access(st, Loc(last.region, last.off, BYTE), 1, write, span, guard, copy_end="last" if runtime else "")
 
 
 @model("sincosf", "__sincosf", "sincos")
@@ -659,9 +661,9 @@ def symbol_copy(interp, st, call, this, args):
 def _copy(interp, st, call, dst, src, count: IntV):
     """``count`` bytes from ``src`` (None: a fill) to ``dst``, both ranges checked."""
     if isinstance(dst, PtrV):
-        _check_range(interp, st, dst, count, True, call.span)
+        _check_range(interp, st, dst, count, True, call.span, runtime=True)
     if isinstance(src, PtrV):
-        _check_range(interp, st, src, count, False, call.span)
+        _check_range(interp, st, src, count, False, call.span, runtime=True)
     if src is not None and isinstance(dst, PtrV) and dst.region.tracked:
         _copied_in(interp, st, call, dst, count)
     return const_int(0, T.strip_ref(call.ty)) if isinstance(T.strip_ref(call.ty), T.IntType) else VOID
@@ -912,7 +914,7 @@ def copy_to_array(interp, st, call, this, args):
             first = ints.arith("*", offsets[1], const_int(elem, T.UINT64), T.UINT64, call.span)
             _array_range(interp, st, extents[1], first, rows, call.span)
     if isinstance(src, PtrV):
-        _check_range(interp, st, src, n, False, call.span)
+        _check_range(interp, st, src, n, False, call.span, runtime=True)
     ty = T.strip_ref(call.ty)
     return const_int(0, ty) if isinstance(ty, T.IntType) else VOID
 
@@ -921,7 +923,7 @@ def _array_range(interp, st, extent, start: IntV, n: IntV, span) -> None:
     """``n`` bytes written from byte ``start`` of a CUDA array's row (or column) extent."""
     from ..memory import index_to_int64
     at = interp.ptr_add(PtrV(extent, const_int(0, T.INT64), BYTE), index_to_int64(start, span), span)
-    _check_range(interp, st, at, n, True, span)
+    _check_range(interp, st, at, n, True, span, runtime=True)
 
 
 # cudaDeviceAttr values and the range each takes on the GPUs CUDA 12 supports (sm_50 .. sm_120).

@@ -161,6 +161,7 @@ def string_compare(interp, st, call, this, args):
             if key not in choices:
                 choices[key] = fresh_int(interp.ctx.fresh_name("string"), T.INT32, 0, 1 << 20)
                 interp.ctx.symbol(f"the string `{loc.region.name}`", choices[key].bv, "user")
+                interp.ctx.string_names.add(f"the string `{loc.region.name}`")
             codes = interp.ctx.string_codes
             code = codes.setdefault(lits[0], len(codes) + 1)
             eq = ints.compare("==", choices[key], const_int(code, T.INT32))
