@@ -120,3 +120,23 @@ def test_a_question_a_kept_model_satisfies_is_answered_without_asking_and_proofs
     assert lia.queries == asked + 1
     assert not lia.unsat([], i < n, i == 4000)  # no kept model has i == 4000: asked, and satisfiable
     assert lia.queries == asked + 2 and lia.witnessed == 1
+
+
+def test_constraints_independent_of_the_question_are_asked_apart_and_still_hold_in_the_witness():
+    """A question about a lane, on a path that also holds an unrelated tensor's shape products: the
+    question is decided on the constraints it shares variables with, the rest on their own, and the
+    witness satisfies both; an unsatisfiable rest still makes the whole unsatisfiable."""
+    forget_answers()
+    tid = z3.BitVec("tid", 32)
+    ne = [z3.ZeroExt(49, z3.BitVec(f"ne{i}", 15)) for i in range(4)]
+    shape = [z3.UGE(x, 1) for x in ne] + [z3.ULE(ne[0] * ne[1] * ne[2] * ne[3], 1 << 35)]
+    question = z3.UGE(tid, 1000)
+    solver = Solver()
+    core, rest = solver._split([z3.ULT(tid, 1024)] + shape + [question])
+    assert [str(c) for c in core] == [str(z3.ULT(tid, 1024)), str(question)] and len(rest) == len(shape)
+    model = solver.model([z3.ULT(tid, 1024)] + shape + [question])
+    assert model is not None
+    assert all(z3.is_true(model.eval(c, model_completion=True)) for c in [z3.ULT(tid, 1024), question] + shape)
+    assert solver.model([z3.ULT(tid, 1024)] + shape + [z3.UGE(tid, 1024)]) is None  # the question's own part
+    assert solver.model(shape + [ne[0] * ne[1] == 0, question]) is None  # the rest's part
+    assert not solver.feasible(shape + [ne[0] * ne[1] == 0, question])

@@ -43,10 +43,12 @@ class LaunchCheck(Check):
         wrap_sites = sorted({s for v in dims + [ev.smem] for s in v.sites}, key=lambda s: s.id)
         if wrap_sites:
             cond = z3.And(cond, *[z3.Not(s.wraps) for s in wrap_sites])
-        # In the integers a value's twin is its exact value: where it may have wrapped (a 64-bit
-        # block count narrowed to grid.x), it is the machine's value where no site wraps, which the
-        # bit-vector condition requires too.
-        if all(v.math is None or all(s.iwraps is not None for s in v.sites) for v in dims + [ev.smem]):
+        # In the integers a value's twin is its exact value: where it may have been narrowed (a
+        # 64-bit block count converted to grid.x), it is the machine's value where no conversion
+        # wraps, which the bit-vector condition requires too. Arithmetic that may wrap stays with
+        # the bit-vectors.
+        if all(v.math is None or all(s.kind == "conversion" and s.iwraps is not None for s in v.sites)
+               for v in dims + [ev.smem]):
             g = [ints.I(v) for v in ev.grid]
             b = [ints.I(v) for v in ev.block]
             threads = min(ev.max_threads or 1024, 1024)
