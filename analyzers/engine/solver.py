@@ -66,33 +66,9 @@ class Solver:
     def __post_init__(self):
         self._cache: dict[int, bool] = {}
         self._last_unknown = "unknown"
-        self._shape: dict[int, tuple[bool, bool, object]] = {}  # term id -> (has a variable, nonlinear, term)
-        self._vars: dict[int, tuple[frozenset, object]] = {}  # term id -> (its variables' names, term)
-
-    def _variables(self, e) -> frozenset:
-        """The names of the uninterpreted constants ``e`` mentions (memoised per term, the term kept
-        so that its id is not reused while it is remembered)."""
-        todo = [e]
-        while todo:
-            t = todo[-1]
-            k = t.get_id()
-            if k in self._vars:
-                todo.pop()
-                continue
-            if t.num_args() == 0:
-                todo.pop()
-                own = z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED
-                self._vars[k] = (frozenset((t.decl().name(),)) if own else frozenset(), t)
-                continue
-            kids = t.children()
-            missing = [c for c in kids if c.get_id() not in self._vars]
-            if missing:
-                todo.extend(missing)
-                continue
-            todo.pop()
-            names = frozenset().union(*(self._vars[c.get_id()][0] for c in kids))
-            self._vars[k] = (names, t)
-        return self._vars[e.get_id()][0]
+        # term id -> (the names of its variables, nonlinear, term): the term is kept so that its id
+        # is not reused while it is remembered.
+        self._shape: dict[int, tuple[frozenset, bool, object]] = {}
 
     def _split(self, constraints: list) -> tuple[list, list]:
         """The constraints that share variables with the question (the last one), directly or
@@ -119,8 +95,15 @@ class Solver:
                 [c for c, keep in zip(constraints, core) if not keep])
 
     def _nonlinear(self, e) -> bool:
-        """Whether ``e`` multiplies or divides two terms that both hold a variable (memoised per
-        term; the term is kept so that its id is not reused while it is remembered)."""
+        """Whether ``e`` multiplies or divides two terms that both hold a variable."""
+        return self._term_shape(e)[1]
+
+    def _variables(self, e) -> frozenset:
+        """The names of the uninterpreted constants ``e`` mentions."""
+        return self._term_shape(e)[0]
+
+    def _term_shape(self, e) -> tuple:
+        """(its variables' names, nonlinear, e) of a term, memoised per term."""
         todo = [e]
         while todo:
             t = todo[-1]
@@ -130,7 +113,8 @@ class Solver:
                 continue
             if t.num_args() == 0:
                 todo.pop()
-                self._shape[k] = (z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED, False, t)
+                own = z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED
+                self._shape[k] = (frozenset((t.decl().name(),)) if own else frozenset(), False, t)
                 continue
             kids = t.children()
             missing = [c for c in kids if c.get_id() not in self._shape]
@@ -139,11 +123,10 @@ class Solver:
                 continue
             todo.pop()
             shapes = [self._shape[c.get_id()] for c in kids]
-            var = any(sh[0] for sh in shapes)
             nonlinear = any(sh[1] for sh in shapes) or (
                 t.decl().kind() in _NONLINEAR and sum(1 for sh in shapes if sh[0]) >= 2)
-            self._shape[k] = (var, nonlinear, t)
-        return self._shape[e.get_id()][1]
+            self._shape[k] = (frozenset().union(*(sh[0] for sh in shapes)), nonlinear, t)
+        return self._shape[e.get_id()]
 
     def _relaxed(self, constraints: list):
         """The constraints asked without the nonlinear ones among them (the question, last, is always

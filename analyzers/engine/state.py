@@ -219,22 +219,9 @@ def try_merge(a: State, b: State) -> State | None:
             mem[rid] = da
             continue
         owned.add(rid)
-        da, db = da or {}, db or {}
-        merged = {}
-        end = 0  # where the last value joined ends: a byte before it belongs to that value
-        for off in sorted(da.keys() & db.keys()):
-            if off < end:
-                continue
-            joined = _join_entry(rid, off, da, db)
-            if joined is None:
-                continue
-            ty, va, vb = joined
-            m = merge_values(ca, va, vb)
-            if m is None:
-                return None  # two different objects (tensors, closures): keep the paths apart
-            merged[off] = (ty, m)
-            end = off + max(ty.size, 1)
-        _merge_one_sided(merged, rid, ca, da, db)
+        merged = _join_contents(rid, ca, da or {}, db or {}, apart=True)
+        if merged is None:
+            return None  # two different objects (tensors, closures): keep the paths apart
         mem[rid] = merged
     retval = a.retval
     if a.status == "return":
@@ -280,6 +267,30 @@ def int_of_bytes(content: dict, off: int, ty: T.Type) -> Val | None:
     if z3.is_bv_value(bv):
         return const_int(bv.as_signed_long() if ty.signed else bv.as_long(), ty)
     return ints._abstract(ty, bv, ty.min, ty.max)
+
+
+def _join_contents(rid: int, c: z3.BoolRef, da: dict, db: dict, apart: bool) -> dict | None:
+    """One object's contents where ``c`` picks ``da`` and its negation ``db``. Two values that
+    cannot be one (two tensors): None when ``apart`` (the paths stay apart), else the value is
+    dropped."""
+    merged = {}
+    end = 0  # where the last value joined ends: a byte before it belongs to that value
+    for off in sorted(da.keys() & db.keys()):
+        if off < end:
+            continue
+        joined = _join_entry(rid, off, da, db)
+        if joined is None:
+            continue
+        ty, va, vb = joined
+        m = merge_values(c, va, vb)
+        if m is None:
+            if apart:
+                return None
+            continue
+        merged[off] = (ty, m)
+        end = off + max(ty.size, 1)
+    _merge_one_sided(merged, rid, c, da, db)
+    return merged
 
 
 def _join_entry(rid: int, off: int, da: dict, db: dict):
@@ -360,22 +371,7 @@ def absorb(st: State, sub: State, cond: z3.BoolRef) -> None:
         base = st.mem.get(rid)
         if d is base:
             continue
-        base = base or {}
-        merged = {}
-        end = 0  # where the last value joined ends: a byte before it belongs to that value
-        for off in sorted(d.keys() & base.keys()):
-            if off < end:
-                continue
-            joined = _join_entry(rid, off, d, base)
-            if joined is None:
-                continue
-            ty, va, vb = joined
-            m = merge_values(cond, va, vb)
-            if m is not None:
-                merged[off] = (ty, m)
-                end = off + max(ty.size, 1)
-        _merge_one_sided(merged, rid, cond, d, base)
-        st.mem[rid] = merged
+        st.mem[rid] = _join_contents(rid, cond, d, base or {}, apart=False)
         st.owned.add(rid)
     for fid, f in sub.frames.items():
         if fid not in st.frames:
