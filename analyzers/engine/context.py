@@ -26,7 +26,8 @@ UNTRACKED = {"lane": "a value from another lane of the warp", "collective": "the
              "texture": "the contents of a texture, which the engine does not follow",
              "random": "a random number the program draws at run time (curand)",
              "foreign": "memory a pointer made from an integer points to (an object another call made)",
-             "copy": "bytes a runtime copy brought from device memory"}
+             "copy": "bytes a runtime copy brought from device memory",
+             "overwritten": "bytes a copy, a fill or a store wrote that the engine does not follow"}
 
 
 class BudgetExceeded(Exception):
