@@ -303,12 +303,17 @@ class MemoryOps:
         whole = int_of_bytes(content, off, ty)
         if whole is not None:
             return whole
-        v = self.unwritten_value(region.id, ty)
+        end = off + max(ty.size, 1)
+        # Bytes written as a value of another type (a word added to as a __half2) hold bits the
+        # engine does not follow: written, so not an uninitialized read.
+        written = any(o < end and o + max(t.size, 1) > off for o, (t, _) in content.items())
+        v = self.unwritten_value(region.id, ty, written)
         return v if v is not None else self._fresh(ty, region.name, span)
 
-    def unwritten_value(self, rid: int, ty: T.Type) -> Val | None:
+    def unwritten_value(self, rid: int, ty: T.Type, written: bool = False) -> Val | None:
         """What a tracked object holds where this path never wrote: any value (uninitialized), a
-        loop value where a summarised loop may have written it; None for untracked memory."""
+        loop value where a summarised loop may have written it; None for untracked memory. ``written``:
+        bytes of a value of another type are there (its bits, not an uninitialized value)."""
         region = self._tracked.get(rid)
         if region is None:
             return None
@@ -322,7 +327,7 @@ class MemoryOps:
             self.ctx.symbol(summary, v.bv, "havoc", v.ty.signed)
         elif rid in self.ctx.overwritten:
             self.ctx.remember_untracked(v, "overwritten", self.ctx.overwritten[rid])
-        elif isinstance(v, IntV) and region.kind == "local":
+        elif isinstance(v, IntV) and region.kind == "local" and not written:
             # Bytes of a local variable no path wrote: an uninitialized read. A finding resting on
             # the value says so (checks/base.py): the hardware's value is whatever was there.
             self.ctx.symbol(f"{region.name} (uninitialized)", v.bv, "uninit", v.ty.signed, ("local", region.name, False))
