@@ -76,7 +76,7 @@ def atomic_add_sites(kernel: N.Function, functions) -> AddSites:
             return 0, 0, 0
         if isinstance(node, N.Cond) and _one_addition(node):
             # `block ? atomicAdd_block(p, v) : atomicAdd(p, v)` (the libcu++ shim): one addition.
-            steps.add(N.int_literal(_strip(node.then).args[1], _strip))
+            steps.add(N.int_literal(N.uncast(node.then).args[1], N.uncast))
             return total([(1, 1, 1), *(count(a, seen) for a in node.then.args)])
         if isinstance(node, (N.If, N.Cond)):
             then, els = count(node.then, seen), count(node.els, seen)
@@ -89,7 +89,7 @@ def atomic_add_sites(kernel: N.Function, functions) -> AddSites:
         if isinstance(node, N.Call):
             if _integer_add(node):
                 own = (1, 1, 1)
-                steps.add(N.int_literal(node.args[1], _strip) if len(node.args) > 1 else None)
+                steps.add(N.int_literal(node.args[1], N.uncast) if len(node.args) > 1 else None)
             elif node.func and node.func not in seen and node.func in functions:
                 own = sites(functions[node.func], seen | {node.func})
         return total([own, *(count(c, seen) for c in N.children(node))])
@@ -104,20 +104,20 @@ def _integer_add(call) -> bool:
 
 def _one_addition(cond: N.Cond) -> bool:
     """Both sides add the same operand to the same address, at two scopes."""
-    a, b = _strip(cond.then), _strip(cond.els)
+    a, b = N.uncast(cond.then), N.uncast(cond.els)
     return _integer_add(a) and _integer_add(b) and len(a.args) == len(b.args) == 2 \
         and all(_same_operand(x, y) for x, y in zip(a.args, b.args))
 
 
 def _same_operand(a, b) -> bool:
-    a, b = _strip(a), _strip(b)
+    a, b = N.uncast(a), N.uncast(b)
     if isinstance(a, N.Var) and isinstance(b, N.Var):
         return a.decl.id == b.decl.id
     if isinstance(a, N.Member) and isinstance(b, N.Member):
         return a.field == b.field and a.arrow == b.arrow and _same_operand(a.base, b.base)
     if isinstance(a, N.This) and isinstance(b, N.This):
         return True
-    la, lb = N.int_literal(a, _strip), N.int_literal(b, _strip)
+    la, lb = N.int_literal(a, N.uncast), N.int_literal(b, N.uncast)
     return la is not None and la == lb
 
 
@@ -196,7 +196,7 @@ def _uses(stmt, vid: int):
         if isinstance(node, N.Call) and _is_counting_add(node, vid):
             yield ("add", None)
             stack.extend((c, node, parent) for c in node.args[1:])
-            target = _strip(_strip(node.args[0]).operand)
+            target = N.uncast(N.uncast(node.args[0]).operand)
             if isinstance(target, N.Index):
                 stack.append((target.index, target, node))  # the element an array counter adds to
             continue
@@ -207,12 +207,12 @@ def _uses(stmt, vid: int):
 
 
 def _use(parent, var) -> tuple:
-    if isinstance(parent, N.Index) and _strip(parent.base) is var:
+    if isinstance(parent, N.Index) and N.uncast(parent.base) is var:
         return ("element", None)  # an array's element: _uses looks at what is done with it
-    if isinstance(parent, N.Assign) and _strip(parent.lhs) is var:
+    if isinstance(parent, N.Assign) and N.uncast(parent.lhs) is var:
         if parent.op != "=":
             return ("other", None)
-        return ("store", N.int_literal(parent.rhs, _strip))
+        return ("store", N.int_literal(parent.rhs, N.uncast))
     if isinstance(parent, (N.IncDec, N.AddrOf)):
         return ("other", None)
     if isinstance(parent, N.Call) and any(isinstance(t, T.RefType) and not t.const for t in parent.param_types):
@@ -224,15 +224,15 @@ def _is_counting_add(call: N.Call, vid: int) -> bool:
     """``atomicAdd(&v, k)`` or, for an array, ``atomicAdd(&v[e], k)``, k a constant >= 0."""
     if call.name not in ("atomicAdd", "atomicAdd_block") or len(call.args) != 2:
         return False
-    target = _strip(call.args[0])
+    target = N.uncast(call.args[0])
     if not isinstance(target, N.AddrOf):
         return False
-    counter = _strip(target.operand)
+    counter = N.uncast(target.operand)
     if isinstance(counter, N.Index):
-        counter = _strip(counter.base)
+        counter = N.uncast(counter.base)
     if not (isinstance(counter, N.Var) and counter.decl.id == vid):
         return False
-    step = N.int_literal(call.args[1], _strip)
+    step = N.int_literal(call.args[1], N.uncast)
     return step is not None and step >= 0
 
 
@@ -275,13 +275,13 @@ def _fill_loop(loop: N.For, vid: int, n: int, block_stride: bool) -> Start | Non
     if not (isinstance(init, N.Decl) and init.init is not None and isinstance(init.var.ty, T.IntType)):
         return None
     i = init.var.id
-    first = _strip(init.init)
-    if not (_thread_index(first, "x") if block_stride else N.int_literal(first, _strip) == 0):
+    first = N.uncast(init.init)
+    if not (_thread_index(first, "x") if block_stride else N.int_literal(first, N.uncast) == 0):
         return None
-    cond = _strip(loop.cond) if loop.cond is not None else None
+    cond = N.uncast(loop.cond) if loop.cond is not None else None
     if not (isinstance(cond, N.Binary) and cond.op == "<" and _is_var(cond.lhs, i)):
         return None
-    k = N.int_literal(cond.rhs, _strip)
+    k = N.int_literal(cond.rhs, N.uncast)
     if k is None or k < n or not _steps(loop.inc, i, block_stride):
         return None
     value = _element_store(_only(loop.body), vid, lambda e: _is_var(e, i))
@@ -290,36 +290,36 @@ def _fill_loop(loop: N.For, vid: int, n: int, block_stride: bool) -> Start | Non
 
 def _steps(inc, i: int, block_stride: bool) -> bool:
     """``i += blockDim.x`` (``block_stride``), else ``++i`` / ``i++`` / ``i += 1``."""
-    inc = _strip(inc) if inc is not None else None
+    inc = N.uncast(inc) if inc is not None else None
     if isinstance(inc, N.IncDec):
         return not block_stride and inc.op == "++" and _is_var(inc.operand, i)
     if not (isinstance(inc, N.Assign) and inc.op == "+=" and _is_var(inc.lhs, i)):
         return False
-    step = _strip(inc.rhs)
+    step = N.uncast(inc.rhs)
     if block_stride:
-        return isinstance(step, N.Member) and isinstance(_strip(step.base), N.Global) \
-            and _strip(step.base).name == "blockDim" and step.field == "x"
-    return N.int_literal(step, _strip) == 1
+        return isinstance(step, N.Member) and isinstance(N.uncast(step.base), N.Global) \
+            and N.uncast(step.base).name == "blockDim" and step.field == "x"
+    return N.int_literal(step, N.uncast) == 1
 
 
 def _element_store(stmt, vid: int, index_ok) -> int | None:
     """c, when ``stmt`` is ``v[index] = c`` with ``index_ok(index)``."""
     if not isinstance(stmt, N.ExprStmt):
         return None
-    e = _strip(stmt.expr)
-    if not (isinstance(e, N.Assign) and e.op == "=" and isinstance(_strip(e.lhs), N.Index)):
+    e = N.uncast(stmt.expr)
+    if not (isinstance(e, N.Assign) and e.op == "=" and isinstance(N.uncast(e.lhs), N.Index)):
         return None
-    lhs = _strip(e.lhs)
-    if not (_is_var(lhs.base, vid) and index_ok(_strip(lhs.index))):
+    lhs = N.uncast(e.lhs)
+    if not (_is_var(lhs.base, vid) and index_ok(N.uncast(lhs.index))):
         return None
-    return N.int_literal(e.rhs, _strip)
+    return N.int_literal(e.rhs, N.uncast)
 
 
 def _below_thread_index(cond) -> int | None:
     """K of ``threadIdx.x < K``."""
-    cond = _strip(cond)
-    if isinstance(cond, N.Binary) and cond.op == "<" and _thread_index(_strip(cond.lhs), "x"):
-        return N.int_literal(cond.rhs, _strip)
+    cond = N.uncast(cond)
+    if isinstance(cond, N.Binary) and cond.op == "<" and _thread_index(N.uncast(cond.lhs), "x"):
+        return N.int_literal(cond.rhs, N.uncast)
     return None
 
 
@@ -331,34 +331,28 @@ def _only(stmt):
 
 
 def _is_var(e, vid: int) -> bool:
-    e = _strip(e)
+    e = N.uncast(e)
     return isinstance(e, N.Var) and e.decl.id == vid
 
 
 def _first_thread(cond) -> bool:
     """``threadIdx.x == 0`` (and ``&&`` of such for y and z): a condition thread (0, 0, 0) meets."""
-    cond = _strip(cond)
+    cond = N.uncast(cond)
     if isinstance(cond, N.Binary) and cond.op == "&&":
         return _first_thread(cond.lhs) and _first_thread(cond.rhs)
     if not (isinstance(cond, N.Binary) and cond.op == "=="):
         return False
-    sides = (_strip(cond.lhs), _strip(cond.rhs))
-    return any(N.int_literal(a, _strip) == 0 and _thread_index(b) for a, b in (sides, sides[::-1]))
+    sides = (N.uncast(cond.lhs), N.uncast(cond.rhs))
+    return any(N.int_literal(a, N.uncast) == 0 and _thread_index(b) for a, b in (sides, sides[::-1]))
 
 
 def _thread_index(e, axis: str | None = None) -> bool:
-    return isinstance(e, N.Member) and isinstance(_strip(e.base), N.Global) and _strip(e.base).name == "threadIdx" \
+    return isinstance(e, N.Member) and isinstance(N.uncast(e.base), N.Global) and N.uncast(e.base).name == "threadIdx" \
         and (axis is None or e.field == axis)
 
 
 def _is_barrier_stmt(stmt) -> bool:
     if not isinstance(stmt, N.ExprStmt):
         return False
-    call = _strip(stmt.expr)
+    call = N.uncast(stmt.expr)
     return isinstance(call, N.Call) and is_block_barrier(call.name)
-
-
-def _strip(e):
-    while isinstance(e, N.Cast):
-        e = e.operand
-    return e

@@ -27,12 +27,6 @@ from .values import BoolV, FloatV, FuncV, IntV, LazyDtype, OpaqueV, OptionalV, P
 UINT = T.UINT32
 
 
-def _uncast(e):
-    while isinstance(e, N.Cast):
-        e = e.operand
-    return e
-
-
 def _record_name(spelling: str) -> str:
     """``const struct ggml_tensor`` and ``ggml_tensor`` name one record."""
     words = [w for w in spelling.split() if w not in ("const", "volatile", "struct", "class", "union")]
@@ -59,8 +53,6 @@ class Thread:
 
 
 class HostOps:
-    _pointed_root: str = ""  # the op whose code decides which pointer-array entries are objects
-
     # ------------------------------------------------------------ instance set-up
 
     def setup(self, fn: N.Function, inst: B.Instance) -> State:
@@ -232,8 +224,8 @@ class HostOps:
         pointee = T.strip_ref(ty.pointee) if isinstance(ty, T.PtrType) else None
         if isinstance(pointee, T.StructType) and pointee.fields and isinstance(arg, B.BufferArg) and arg.size is None:
             # A struct the op reads through a pointer (llama.cpp's `ggml_tensor * dst`).
-            self._pointed_root = fn.key
-            ptr, pointers = self.pointed_struct(p.name, pointee, st, p.span, "global" if fn.kind == "kernel" else "host")
+            ptr, pointers = self.pointed_struct(p.name, pointee, st, p.span, "global" if fn.kind == "kernel" else "host",
+                                                fn.key)
             self.ctx.note(f"'{p.name}' points to a {pointee.name} of any contents" + (
                 f" (integer fields in [0, {Limits().scalar_hi:,}], as integer arguments; an integer array member of "
                 f"up to {SHAPE_MEMBER_MAX} elements is a shape: each element at least 1 and small enough that no "
@@ -270,35 +262,38 @@ class HostOps:
                 return v
         return OpaqueV("argument", ty)
 
-    def pointed_struct(self, name: str, sty: T.StructType, st: State, span: N.Span, kind: str,
+    def pointed_struct(self, name: str, sty: T.StructType, st: State, span: N.Span, kind: str, root: str,
                        depth: int = 0) -> tuple:
         """An object of ``sty`` that a pointer argument points to, and the paths of its pointer
         members that point to memory of unstated size. Its fields are any values, each one value for
         the call (zero-config: integer fields ranged as integer arguments), named in the witness
         where a finding needs them; pointer members to structs point to such objects in turn, to a
         depth of POINTED_DEPTH (``dst->src[0]->ne[0]``), other pointer members to memory of a size
-        nobody states. Character arrays (a tensor's name) stay unnamed and unranged."""
+        nobody states. Character arrays (a tensor's name) stay unnamed and unranged. ``root``: the
+        op, whose code decides which entries of a pointer array are objects."""
         v = fresh_value(sty, name, self.ctx.counter)
         if not isinstance(v, StructV):
             v = StructV(sty, {})
         if self.ctx.zero_config:
-            self._default_ranges(name, v, st, min_size=2)
-            self._shape_members(name, sty, v, st, span)
+            shapes = self._shape_members(name, sty, v, st, span)
+            self._default_ranges(name, v, st, min_size=2, skip=shapes)
         for path, x in v.leaves(name):
             if isinstance(x, IntV) and x.ty.size > 1:
                 self.ctx.symbol(path, x.bv, "field", x.ty.signed)
-        pointers = self._point_members(name, sty, v, span, st, kind, depth)
+        pointers = self._point_members(name, sty, v, span, st, kind, depth, root)
         region = self.new_region(kind, name, max(sty.size, 1), span, tracked=True, align=max(sty.align, 1))
         self._write_at(st.write_content(region), 0, sty, v)
         return PtrV(region, const_int(0, T.INT64), sty), pointers
 
-    def _shape_members(self, name: str, sty: T.StructType, v: StructV, st: State, span: N.Span) -> None:
+    def _shape_members(self, name: str, sty: T.StructType, v: StructV, st: State, span: N.Span) -> set[str]:
         """Zero-config: a short integer array member of a pointed struct (a tensor's ``ne[4]``, its
         ``nb[4]``) is a shape, as a tensor's dims are: its elements are at least 1, in a range in
         which no product of them wraps in 63 bits (2^15 each for four: exact for the integers too,
         where a product that may wrap is a value they do not follow), every prefix product is at
-        most a tensor's element bound, and they are sizes a witness is minimised in."""
+        most a tensor's element bound, and they are sizes a witness is minimised in. Returns the
+        names of those members."""
         limits = Limits()
+        shapes = set()
         for f in sty.fields:
             fty = T.strip_ref(f.type)
             arr = v.fields.get(f.name)
@@ -306,27 +301,29 @@ class HostOps:
                     and 2 <= (fty.count or 0) <= SHAPE_MEMBER_MAX and isinstance(arr, StructV)):
                 continue
             hi = min(limits.scalar_hi, 1 << (62 // fty.count), fty.elem.max)
+            shapes.add(f.name)
             elems = []
             for i in range(fty.count):
-                # Narrow bit-vectors, as a tensor's dims are (narrow_symbol): the solver's
-                # multipliers for their products shrink to the bits the range needs.
-                raw = z3.BitVec(self.ctx.fresh_name(f"{name}.{f.name}.{i}"), hi.bit_length())
-                x = IntV(fty.elem, z3.ZeroExt(fty.elem.bits - hi.bit_length(), raw), 1, hi,
-                         iv=lia.CURRENT.var(str(raw), 1, hi))
-                st.assume(lia.CURRENT.register(z3.And(z3.UGE(raw, 1), z3.ULE(raw, hi)),
+                # Narrow bit-vectors, as a tensor's dims are: the solver's multipliers for their
+                # products shrink to the bits the range needs.
+                dim = self.ctx.fresh_name(f"{name}.{f.name}.{i}")
+                bv = narrow_symbol(dim, 1, hi, fty.elem.bits)
+                x = IntV(fty.elem, bv, 1, hi, iv=lia.CURRENT.var(dim, 1, hi))
+                st.assume(lia.CURRENT.register(z3.And(z3.UGE(bv, 1), z3.ULE(bv, hi)),
                                                z3.And(ints.I(x) >= 1, ints.I(x) <= hi)))
                 arr.fields[i] = x
                 elems.append(x)
-                self.ctx.dim_order.append((str(raw), x.bv))  # by the integers' name of it (lia.minimize)
-                self.ctx.dim_lo[str(raw)] = 1
+                self.ctx.dim_order.append((dim, bv))  # by the integers' name of it (lia.minimize)
+                self.ctx.dim_lo[dim] = 1
             # The products as the program computes them (`ne[0] * ne[1] * ...`, left to right): the
             # same terms, so a check on them sees the bound as a plain fact.
             product = elems[0]
             for x in elems[1:]:
                 product = ints.arith("*", product, x, fty.elem, span)
                 st.assume(lia.CURRENT.register(z3.ULE(product.bv, limits.max_numel), ints.I(product) <= limits.max_numel))
+        return shapes
 
-    def _default_ranges(self, name: str, v: StructV, st: State, min_size: int = 1) -> None:
+    def _default_ranges(self, name: str, v: StructV, st: State, min_size: int = 1, skip=()) -> None:
         """Zero-config: the integer fields of a by-value struct take the default range of an integer
         argument (a graph's node count is a size like any other), not any value of their type, and
         a finding that needs one at 0, which the op never rules out, is a contract finding as it
@@ -334,6 +331,8 @@ class HostOps:
         limits = Limits()
         for field_name, x in list(v.fields.items()):
             path = f"{name}.{field_name}"
+            if field_name in skip:
+                continue  # ranged already (a pointed struct's shape: _shape_members)
             if isinstance(x, StructV):
                 self._default_ranges(path, x, st, min_size)
             elif isinstance(x, IntV) and x.ty.size >= min_size:
@@ -344,7 +343,7 @@ class HostOps:
                     self.ctx.scalar_dims.add(path)
 
     def _point_members(self, name: str, ty: T.StructType, v: StructV, span: N.Span, st: State | None = None,
-                       kind: str = "", depth: int = POINTED_DEPTH) -> list[str]:
+                       kind: str = "", depth: int = POINTED_DEPTH, root: str = "") -> list[str]:
         """Pointer members of a by-value argument (a graph's arrays, a params struct's buffers):
         each points to memory of its own whose size nobody states, as an `any` pointer of a bare
         kernel does; a launcher that allocates device arrays into a copy's members replaces them.
@@ -358,7 +357,7 @@ class HostOps:
                     _record_name(ty.name):
                 target = ty  # `struct ggml_tensor * src[...]` inside ggml_tensor: the type being mapped then
             if st is not None and depth < POINTED_DEPTH and isinstance(target, T.StructType) and target.fields:
-                ptr, inner = self.pointed_struct(path, target, st, span, kind, depth + 1)
+                ptr, inner = self.pointed_struct(path, target, st, span, kind, root, depth + 1)
                 named.extend(inner)
                 return ptr
             return self._unstated(path, pty, span, named)
@@ -372,14 +371,14 @@ class HostOps:
                     and st is not None and fty.count <= 64:
                 # Objects for the entries the op reads (`dst->src[0]`, `dst->src[1]`): a tensor's
                 # ten sources, each a shape in every query, made every check pay for the unused ones.
-                used = self._constant_entries(f.name)
+                used = self._constant_entries(root, f.name)
                 elem = T.strip_ref(fty.elem)
                 v.fields[f.name] = StructV(fty, {
                     i: member(f"{path}[{i}]", elem) if used is None or i in used else self._unstated(f"{path}[{i}]", elem,
                                                                                                      span, named)
                     for i in range(fty.count)})
             elif isinstance(fty, T.StructType) and isinstance(v.fields.get(f.name), StructV):
-                named += self._point_members(path, fty, v.fields[f.name], span, st, kind, depth)
+                named += self._point_members(path, fty, v.fields[f.name], span, st, kind, depth, root)
         return named
 
     def _unstated(self, path: str, pty: T.PtrType, span: N.Span, named: list) -> PtrV:
@@ -388,15 +387,15 @@ class HostOps:
         named.append(path)
         return PtrV(region, const_int(0, T.INT64), pty.pointee)
 
-    def _constant_entries(self, field_name: str) -> set | None:
-        """The entries of an array member named ``field_name`` that the op and what it calls index
-        with a constant (``src[0]``, ``src[1]``); None where one is indexed by a variable (every
-        entry may be read)."""
-        key = ("entries", self._pointed_root, field_name)
+    def _constant_entries(self, root: str, field_name: str) -> set | None:
+        """The entries of an array member named ``field_name`` that the op ``root`` and what it
+        calls index with a constant (``src[0]``, ``src[1]``); None where one is indexed by a
+        variable (every entry may be read)."""
+        key = ("entries", root, field_name)
         if key in self._statics:
             return self._statics[key]
         used: set | None = set()
-        seen, todo = set(), [self._pointed_root]
+        seen, todo = set(), [root]
         while todo and used is not None:
             fkey = todo.pop()
             f = self.program.functions.get(fkey)
@@ -407,8 +406,8 @@ class HostOps:
             stack = [f.body] if f.body is not None else []
             while stack:
                 x = stack.pop()
-                if isinstance(x, N.Index) and isinstance(_uncast(x.base), N.Member) and _uncast(x.base).field == field_name:
-                    k = N.int_literal(x.index, _uncast)
+                if isinstance(x, N.Index) and isinstance(N.uncast(x.base), N.Member) and N.uncast(x.base).field == field_name:
+                    k = N.int_literal(x.index, N.uncast)
                     if k is None:
                         used = None
                         break
@@ -809,14 +808,14 @@ def _fold_defs(e, defs):
     return e
 
 
-def narrow_symbol(name: str, lo: int, hi: int) -> z3.BitVecRef:
-    """A 64-bit value that needs only the bits of its range: the solver's multipliers shrink to the
-    width the range needs (a 2,000,000 bound needs 21 bits, not 64)."""
+def narrow_symbol(name: str, lo: int, hi: int, width: int = 64) -> z3.BitVecRef:
+    """A ``width``-bit value that needs only the bits of its range: the solver's multipliers shrink
+    to the width the range needs (a 2,000,000 bound needs 21 bits, not 64)."""
     if lo >= 0:
         bits = max(hi.bit_length(), 1)
-        return z3.ZeroExt(64 - bits, z3.BitVec(name, bits)) if bits < 64 else z3.BitVec(name, 64)
+        return z3.ZeroExt(width - bits, z3.BitVec(name, bits)) if bits < width else z3.BitVec(name, width)
     bits = max(hi.bit_length(), (-lo).bit_length()) + 1
-    return z3.SignExt(64 - bits, z3.BitVec(name, bits)) if bits < 64 else z3.BitVec(name, 64)
+    return z3.SignExt(width - bits, z3.BitVec(name, bits)) if bits < width else z3.BitVec(name, width)
 
 
 class BindingError(Exception):

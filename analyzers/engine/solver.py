@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import z3
 
 from . import work
+from .terms import constants
 
 
 # Products and quotients of two symbolic terms: what makes a bit-vector query slow (z3 blasts each
@@ -66,9 +67,8 @@ class Solver:
     def __post_init__(self):
         self._cache: dict[int, bool] = {}
         self._last_unknown = "unknown"
-        # term id -> (the names of its variables, nonlinear, term): the term is kept so that its id
-        # is not reused while it is remembered.
-        self._shape: dict[int, tuple[frozenset, bool, object]] = {}
+        self._shape: dict[int, tuple[bool, bool, object]] = {}  # term id -> (has a variable, nonlinear, term)
+        self._vars: dict[int, tuple[frozenset, object]] = {}  # term id -> (its variables' names, term)
 
     def _split(self, constraints: list) -> tuple[list, list]:
         """The constraints that share variables with the question (the last one), directly or
@@ -95,15 +95,8 @@ class Solver:
                 [c for c, keep in zip(constraints, core) if not keep])
 
     def _nonlinear(self, e) -> bool:
-        """Whether ``e`` multiplies or divides two terms that both hold a variable."""
-        return self._term_shape(e)[1]
-
-    def _variables(self, e) -> frozenset:
-        """The names of the uninterpreted constants ``e`` mentions."""
-        return self._term_shape(e)[0]
-
-    def _term_shape(self, e) -> tuple:
-        """(its variables' names, nonlinear, e) of a term, memoised per term."""
+        """Whether ``e`` multiplies or divides two terms that both hold a variable (memoised per
+        term; the term is kept so that its id is not reused while it is remembered)."""
         todo = [e]
         while todo:
             t = todo[-1]
@@ -113,8 +106,7 @@ class Solver:
                 continue
             if t.num_args() == 0:
                 todo.pop()
-                own = z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED
-                self._shape[k] = (frozenset((t.decl().name(),)) if own else frozenset(), False, t)
+                self._shape[k] = (z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED, False, t)
                 continue
             kids = t.children()
             missing = [c for c in kids if c.get_id() not in self._shape]
@@ -123,10 +115,19 @@ class Solver:
                 continue
             todo.pop()
             shapes = [self._shape[c.get_id()] for c in kids]
+            var = any(sh[0] for sh in shapes)
             nonlinear = any(sh[1] for sh in shapes) or (
                 t.decl().kind() in _NONLINEAR and sum(1 for sh in shapes if sh[0]) >= 2)
-            self._shape[k] = (frozenset().union(*(sh[0] for sh in shapes)), nonlinear, t)
-        return self._shape[e.get_id()]
+            self._shape[k] = (var, nonlinear, t)
+        return self._shape[e.get_id()][1]
+
+    def _variables(self, e) -> frozenset:
+        """The names of the uninterpreted constants ``e`` mentions (terms.constants, remembered per
+        term with the term kept alive)."""
+        hit = self._vars.get(e.get_id())
+        if hit is None:
+            hit = self._vars[e.get_id()] = (frozenset(v.decl().name() for v in constants(e)), e)
+        return hit[0]
 
     def _relaxed(self, constraints: list):
         """The constraints asked without the nonlinear ones among them (the question, last, is always

@@ -252,6 +252,13 @@ def use_unwritten(fn, lost=None) -> None:
     UNWRITTEN, LOST = fn, lost
 
 
+def drop_range(content: dict, start: int, n: int) -> None:
+    """Forget the values that overlap bytes [start, start + n) of an object's contents."""
+    for off, (ty, _) in list(content.items()):
+        if off < start + n and off + max(T.strip_ref(ty).size, 1) > start:
+            del content[off]
+
+
 def int_of_bytes(content: dict, off: int, ty: T.Type) -> Val | None:
     """A wider integer read where single bytes were stored (a memset of a local table): its bytes,
     little-endian."""
@@ -266,7 +273,7 @@ def int_of_bytes(content: dict, off: int, ty: T.Type) -> Val | None:
     bv = z3.simplify(z3.Concat(*reversed(parts)))
     if z3.is_bv_value(bv):
         return const_int(bv.as_signed_long() if ty.signed else bv.as_long(), ty)
-    return ints._abstract(ty, bv, ty.min, ty.max)
+    return ints.truncated(ty, bv, ty.min, ty.max)
 
 
 def _join_contents(rid: int, c: z3.BoolRef, da: dict, db: dict, apart: bool) -> dict | None:

@@ -392,6 +392,13 @@ class Function(Node):
     max_threads: int | None = None  # a kernel's __launch_bounds__
 
 
+def uncast(e: Expr) -> Expr:
+    """``e`` seen through every cast around it."""
+    while isinstance(e, Cast):
+        e = e.operand
+    return e
+
+
 def int_literal(e: Expr, strip) -> int | None:
     """The value of an integer literal, negated or not, seen through ``strip`` (which wrappers a
     caller looks through: implicit casts only, or every cast)."""

@@ -9,7 +9,7 @@ import z3
 from ...kir import types as T
 from ...kir.nodes import NEW_CALL as NEW
 from ..memory import PathEnd
-from ..state import fresh_value
+from ..state import drop_range, fresh_value
 from .. import ints, lia
 from ..values import EXTENT_ONLY, FloatV, IntV, OpaqueV, PtrV, RefV, StructV, const_int, fresh_int
 from ...limits import MAX_SMEM_OPTIN, MAX_THREADS_PER_BLOCK, WARP_SIZE
@@ -464,10 +464,14 @@ def mem_bytes(interp, st, call, this, args):
     writes = [True] + ([False] if copies else [])
     for ptr, write in zip(pointers, writes):
         _check_range(interp, st, ptr, n, write, call.span)
-    if pointers and pointers[0].region.tracked and not (
-            _copy_tracked(interp, st, *pointers, n) if copies and len(pointers) == 2
-            else not copies and _fill_tracked(interp, st, pointers[0], args[1], n)):
-        interp.forget_content(st, pointers[0].region, call.span)
+    if pointers and pointers[0].region.tracked:
+        dst = pointers[0]
+        if copies:
+            kept = len(pointers) == 2 and _copy_tracked(interp, st, dst, pointers[1], n)
+        else:
+            kept = _fill_tracked(interp, st, dst, args[1], n)
+        if not kept:
+            interp.forget_content(st, dst.region, call.span)
     return args[0]
 
 
@@ -486,9 +490,7 @@ def _fill_tracked(interp, st, dst: PtrV, value, n: IntV) -> bool:
     if c is not None:
         byte = const_int(c, T.UINT8)
     content = st.write_content(dst.region)
-    for off, (ty, _) in list(content.items()):
-        if off < d + count and off + max(T.strip_ref(ty).size, 1) > d:
-            del content[off]
+    drop_range(content, d, count)
     for k in range(d, d + count):
         content[k] = (T.UINT8, byte)
     return True
@@ -507,9 +509,7 @@ def _copy_tracked(interp, st, dst: PtrV, src: PtrV, n: IntV) -> bool:
     moved = [(off - s + d, entry) for off, entry in st.content(src.region).items()
              if s <= off and off + max(T.strip_ref(entry[0]).size, 1) <= s + count]
     content = st.write_content(dst.region)
-    for off, (ty, _) in list(content.items()):
-        if off < d + count and off + max(T.strip_ref(ty).size, 1) > d:
-            del content[off]
+    drop_range(content, d, count)
     content.update(moved)
     return True
 
@@ -677,10 +677,7 @@ def _copied_in(interp, st, call, dst: PtrV, count: IntV) -> None:
     if start is None or n is None:
         interp.forget_content(st, region, call.span)
     else:
-        content = st.write_content(region)
-        for off, (ty, _) in list(content.items()):
-            if off < start + n and off + max(T.strip_ref(ty).size, 1) > start:
-                del content[off]
+        drop_range(st.write_content(region), start, n)
     interp.ctx.copied_in[region.id] = f"`{call.name}` at {call.span.file}:{call.span.line}"
 
 
