@@ -719,4 +719,10 @@ def small_model(ctx, threads: LaunchThreads, constraints: list, model, prefer: l
         better = ctx._try_model(constraints + fixed, WITNESS_EFFORT)
         if better is not None:
             return better
+    if blocks and not ctx.over_budget():
+        # The smallest sizes launch too few blocks for the finding (two blocks racing on global
+        # memory): block 0 at larger sizes, the sizes then bisected.
+        better = ctx._try_model(constraints + blocks, WITNESS_EFFORT)
+        if better is not None:
+            constraints, model = constraints + blocks, better
     return ctx._bisect(constraints, {}, model, steps=6, effort=WITNESS_EFFORT) if ctx.dim_order else model
