@@ -21,6 +21,11 @@ from .terms import constants
 
 
 MODELS_KEPT = 4  # satisfying models tried before a question is asked (see Lia._models)
+# The work limit of the first, fast try at a nonlinear question (Lia.refutes): over a third of the
+# fixtures' 163 such questions, the core solver decided 143 within it, the tactic the other 20
+# (units in all, with the tactic asked where the core solver gave up: 13 million, 51 million
+# for the tactic alone, which left 5 undecided).
+NONLINEAR_FIRST_RLIMIT = 200_000
 
 
 class Lia:
@@ -589,16 +594,16 @@ class Lia:
             if z3.is_true(m.eval(query, model_completion=True)):
                 self.witnessed += 1
                 return False
-        s = z3.SolverFor(logic)
-        s.set("timeout", self.timeout_ms)
-        s.set("rlimit", self.nonlinear_rlimit if logic == "QF_NIA" else self.rlimit)
-        # One conjunction: a single call into z3 instead of one per term.
-        s.add(query)
-        t0 = time.perf_counter()
-        r = s.check()
-        work.note_query(s)
-        self.seconds += time.perf_counter() - t0
-        self.queries += 1
+        if logic == "QF_NIA":
+            # z3's core solver with its nonlinear module decides most of these questions in a few
+            # thousand units where the QF_NIA tactic takes tens of thousands, and some (a product
+            # of sizes bounded through a quotient) in 12 thousand where the tactic needs 4.6
+            # million; where it gives up (it is the less complete), the tactic is asked.
+            r, s = self._ask(z3.Tactic("smt").solver(), query, NONLINEAR_FIRST_RLIMIT)
+            if r == z3.unknown:
+                r, s = self._ask(z3.SolverFor(logic), query, self.nonlinear_rlimit)
+        else:
+            r, s = self._ask(z3.SolverFor(logic), query, self.rlimit)
         if r == z3.unsat:
             self.proved += 1
             return True
@@ -606,6 +611,18 @@ class Lia:
             self._models.insert(0, s.model())
             del self._models[MODELS_KEPT:]
         return False
+
+    def _ask(self, s, query, rlimit: int):
+        s.set("timeout", self.timeout_ms)
+        s.set("rlimit", rlimit)
+        # One conjunction: a single call into z3 instead of one per term.
+        s.add(query)
+        t0 = time.perf_counter()
+        r = s.check()
+        work.note_query(s)
+        self.seconds += time.perf_counter() - t0
+        self.queries += 1
+        return r, s
 
     def model_values(self, pc, cond: z3.BoolRef, names: list[str]) -> dict | None:
         """Values of ``names`` in a model of pc ∧ cond in nonlinear integer arithmetic (products
