@@ -31,6 +31,11 @@ class Check:
         """The launch's kernel has run on every path (``threads``: engine/threads.py)."""
 
 
+def havocked(ctx: Context, cond: z3.ExprRef) -> bool:
+    """Whether the condition depends on a havocked loop value (see depends_on_summary)."""
+    return any(sym.kind == "havoc" for sym in ctx.symbols_behind(cond))
+
+
 def depends_on_summary(ctx: Context, cond: z3.ExprRef, model=None, rank: int = 0) -> str | None:
     """The name of a havocked loop value the condition depends on, if any: a finding that needs one
     may be a false alarm of the loop summary, so it is reported as inconclusive instead, and the

@@ -10,7 +10,7 @@ import z3
 
 from ..engine.values import MATH_BITS, widen
 from ..findings import Fix
-from .base import Check, depends_on_summary, make_finding, span_key, value_of
+from .base import Check, depends_on_summary, havocked, make_finding, span_key, value_of
 
 _OPS = {"*": "multiplication", "+": "addition", "-": "subtraction", "<<": "left shift", "neg": "negation"}
 
@@ -46,8 +46,11 @@ class OverflowCheck(Check):
             model = ctx.find_model(st.pc, cond, span, z3.And(site.iwraps, *guard_i))
             if model is None:
                 continue
-            # An expression around it that wraps too is the one to fix (declare int64 and widen).
-            for outer in sorted(pending, key=lambda s: (_length(s.span), s.id), reverse=True):
+            # An expression around it that wraps too is the one to fix (declare int64 and widen);
+            # not sought for a wrap that rests on a loop summary's value: that is inconclusive
+            # whichever expression it names.
+            outers = pending if not havocked(ctx, cond) else []
+            for outer in sorted(outers, key=lambda s: (_length(s.span), s.id), reverse=True):
                 if outer is site or not _contains(outer.span, site.span):
                     continue
                 if ctx.excluded(st.pc, outer.iwraps, *guard_i):
