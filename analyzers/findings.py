@@ -39,23 +39,9 @@ STATIC_ONLY = {
                  "branch paired up (a lane waiting at a barrier instead hangs the warp, which is seen)",
 }
 # The words a finding whose bug is a hang (a lane of a warp waits where another never arrives)
-# says it with: kernelvet confirm takes a run that does not return as its confirmation.
+# says it with (Finding.hangs): kernelvet confirm takes a run that does not return as its
+# confirmation.
 HANG_WORDS = "the kernel never returns"
-
-
-def static_only_reason(check: str, message: str) -> str | None:
-    """Why compute-sanitizer can stay silent on this finding: the reason its message gives (a
-    clause ``(static-only: ...)``), else its check's."""
-    at = message.rfind("(static-only: ")
-    if at < 0:
-        return STATIC_ONLY.get(check)
-    start = at + len("(static-only: ")
-    depth = 1
-    for i in range(start, len(message)):
-        depth += {"(": 1, ")": -1}.get(message[i], 0)
-        if depth == 0:
-            return message[start:i]
-    return message[start:]
 
 
 def gib(n: int) -> str:
@@ -77,6 +63,11 @@ STATIC_ONLY_IN_OBJECT = "the access stays inside the object, so compute-sanitize
 # and 4,096 blocks adding into shared counters with atomicAdd_block lost no update in 20 runs.
 STATIC_ONLY_BLOCK_SCOPE = ("the GPUs measured (H200) perform global atomics of every scope atomically for the "
                            "whole device, so no update is lost there; the CUDA memory model does not promise it")
+# sync-mask findings of three kinds, as measured on sm_90 (docs/threads.md).
+STATIC_ONLY_ABSENT_LANE = "compute-sanitizer synccheck does not report lanes that do not exist on sm_70 and later"
+STATIC_ONLY_PAIRED_PRIMITIVES = ("where it reaches another primitive, on sm_90 the two paired up and compute-sanitizer "
+                                 "synccheck reported nothing")
+STATIC_ONLY_EXITED_SOURCE = "neither memcheck nor synccheck sees it"
 
 
 @dataclass
@@ -114,6 +105,11 @@ class Finding:
     # Zero-config only: why every witness breaks a guarantee the op's callers keep (engine/contract.py);
     # '' for a bug.
     contract: str = ""
+    # Why compute-sanitizer can stay silent on this bug (its message says it too, as "static-only:
+    # ..."); '' where it sees it. What kernelvet confirm gives as the reason of a clean run.
+    static_only: str = ""
+    runtime_copy: bool = False  # at a CUDA runtime copy or fill: memcheck's padding would carry it out
+    hangs: bool = False  # the bug is a hang (HANG_WORDS): a run that does not return confirms it
 
     def key(self) -> tuple:
         return (self.check, self.location.file, self.location.line, self.location.col, self.kernel or "")

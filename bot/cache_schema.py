@@ -76,6 +76,9 @@ class FindingEntry(_Strict):
     related: list[Span]
     call: Optional[CallEntry] = None
     contract: StrictStr = ""
+    static_only: StrictStr = ""
+    runtime_copy: StrictBool = False
+    hangs: StrictBool = False
 
 
 class InconclusiveEntry(_Strict):

@@ -25,6 +25,7 @@ def finding_out(f: Finding) -> dict:
         "models": list(f.models), "dtypes": list(f.dtypes), "zero_config": f.zero_config,
         "related": [span_out(s) for s in f.related],
         "call": f.call, "contract": f.contract,
+        "static_only": f.static_only, "runtime_copy": f.runtime_copy, "hangs": f.hangs,
     }
 
 
@@ -37,6 +38,8 @@ def finding_in(d: dict) -> Finding:
         None if fix is None else Fix(span_in(fix["span"]), fix.get("replacement"), fix["description"], fix.get("declare")),
         list(d.get("models", [])), list(d.get("dtypes", [])), bool(d.get("zero_config", False)),
         [span_in(s) for s in d.get("related", [])], call=d.get("call"), contract=str(d.get("contract", "")),
+        static_only=str(d.get("static_only", "")), runtime_copy=bool(d.get("runtime_copy", False)),
+        hangs=bool(d.get("hangs", False)),
     )
 
 

@@ -433,9 +433,9 @@ def test_a_hang_finding_is_confirmed_by_a_run_that_does_not_return(tmp_path):
     from bot.repro.confirm import confirm_one
     from bot.repro.plan import plan
 
-    finding = {"check": "sync-mask", "location": {"file": "k.cu", "line": 3},
+    finding = {"check": "sync-mask", "location": {"file": "k.cu", "line": 3}, "hangs": True,
                "message": f"... and waits there while this primitive waits for it: {HANG_WORDS} (...)"}
-    assert plan(finding).hangs and not plan(dict(finding, message="a lane reaches another one")).hangs
+    assert plan(finding).hangs and not plan(dict(finding, hangs=False)).hangs
     python = _fake(tmp_path / "python", "exit 0\n")  # the build step: nothing to build here
     sanitizer = _fake(tmp_path / "compute-sanitizer", "sleep 30\n")
     for hangs, status in ((True, "confirmed"), (False, "not-runnable")):
@@ -579,3 +579,34 @@ def test_a_runtime_copy_runs_without_padding_and_a_string_argument_is_the_litera
     assert g["witness"]["the string `kv_cache_dtype`"] == '"auto"'
     assert g["call"]["args"][-1] == {"name": "kv_cache_dtype", "kind": "string", "text": "auto"}
     assert not plan(g).runtime_copy and plan(g).static_only is None
+
+
+def test_why_a_sanitizer_can_be_silent_and_a_hang_are_fields_of_the_finding_not_its_words(tmp_path):
+    """The engine says, as fields of a finding, why compute-sanitizer can stay silent on it, whether
+    it sits at a CUDA runtime copy and whether the bug is a hang; the JSON report and the cache carry
+    them, and a reproducer follows them whatever the message says (a reporter or a baseline may
+    shorten it)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixture_runner import load_fixture, run_fixture
+
+    from analyzers.findings import HANG_WORDS, STATIC_ONLY, STATIC_ONLY_RUNTIME_COPY
+    from bot.reporters.jsonfmt import to_dict
+    from bot.repro.plan import plan
+    from bot.serialize import finding_in, finding_out
+
+    for d in ("g", "c"):
+        (tmp_path / d).mkdir()
+    report = run_fixture(load_fixture(FIXTURES / "threads" / "grid_sync_in_block_zero_branch.cu"), tmp_path / "g")
+    (hang,) = to_dict(report)["findings"]
+    assert hang["hangs"] and HANG_WORDS in hang["message"]
+    assert hang["static_only"] == STATIC_ONLY["barrier-divergence"] and not hang["runtime_copy"]
+    (f,) = [f for ir in report.instances for f in ir.result.findings]
+    assert finding_in(finding_out(f)) == f  # what the cache and merged shards keep
+    r = plan(dict(hang, message=""))
+    assert r.hangs and r.static_only == STATIC_ONLY["barrier-divergence"]
+
+    (copy,) = to_dict(run_fixture(load_fixture(FIXTURES / "host" / "copy_pairs_one_past_cache.cu"),
+                                  tmp_path / "c"))["findings"]
+    assert copy["runtime_copy"] and copy["static_only"] == STATIC_ONLY_RUNTIME_COPY and not copy["hangs"]
+    r = plan(dict(copy, message="shortened", location=dict(copy["location"], text="")))
+    assert r.runtime_copy and r.static_only == STATIC_ONLY_RUNTIME_COPY and not r.hangs

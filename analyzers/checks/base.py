@@ -5,7 +5,7 @@ import z3
 
 from ..engine import contract
 from ..engine.context import Context, _vars
-from ..findings import STATIC_ONLY_UNINITIALIZED, Finding
+from ..findings import STATIC_ONLY, STATIC_ONLY_UNINITIALIZED, Finding
 from ..kir import nodes as N
 
 
@@ -58,7 +58,12 @@ def make_finding(ctx: Context, st, check: str, message: str, location: N.Span, m
     integers, for the contract question (engine/contract.py), asked once the instance has run."""
     sources = ctx.loads_in(cond)
     sources += [o for o in ctx.guard_sources(st.pc, cond, model) if o not in sources]
-    message += _uninitialized(ctx, cond, model, message)
+    # Why a sanitizer can stay silent: the reason the caller gives (its message says it), else an
+    # uninitialized value the finding rests on, else the check's.
+    clause, uninitialized = _uninitialized(ctx, cond, model, explained="static_only" in kw)
+    message += clause
+    if "static_only" not in kw:
+        kw["static_only"] = STATIC_ONLY_UNINITIALIZED if uninitialized else STATIC_ONLY.get(check, "")
     finding = Finding(check=check, message=message, location=location, op=ctx.op, kernel=ctx.kernel,
                       witness=ctx.witness(model, cond, st.thread), value_sources=sources,
                       load_elements=ctx.load_elements(model, cond), **kw)
@@ -66,20 +71,21 @@ def make_finding(ctx: Context, st, check: str, message: str, location: N.Span, m
     return finding
 
 
-def _uninitialized(ctx: Context, cond, model, message: str) -> str:
-    """The clause a finding that rests on an uninitialized local gets: the root cause is the read
-    of bytes no path wrote, and the value shown is one the hardware need not hold."""
+def _uninitialized(ctx: Context, cond, model, explained: bool) -> tuple[str, bool]:
+    """The clause a finding that rests on an uninitialized local gets, and whether it does: the
+    root cause is the read of bytes no path wrote, and the value shown is one the hardware need
+    not hold. ``explained``: the message already says why a sanitizer can stay silent."""
     names: dict[str, int] = {}
     for sym in ctx.symbols_behind(cond):
         if sym.kind == "uninit" and sym.origin[1] not in names:
             names[sym.origin[1]] = value_of(model, sym.term, sym.signed)
     if not names:
-        return ""
+        return "", False
     said = ", ".join(f"`{name}` (here {value})" for name, value in names.items())
     clause = f"; it rests on {said}, read where this path never wrote it: an uninitialized value"
-    if "(static-only:" not in message:
+    if not explained:
         clause += f" (static-only: {STATIC_ONLY_UNINITIALIZED})"
-    return clause
+    return clause, not explained
 
 
 def value_of(model, term, signed: bool = True) -> int:

@@ -68,10 +68,12 @@ def equal_barrier_count(threads, reached: list, pair: int) -> int | None:
     return len(epochs[True]) if epochs[True] and epochs[True] == epochs[False] else None
 
 
-def report_divergence(ctx, threads, found, check: str, ev, prefix: str, whom: str, rule: str, fix: str):
+def report_divergence(ctx, threads, found, check: str, ev, prefix: str, whom: str, rule: str, fix: str,
+                      static_only: str | None = None, hangs: bool = False):
     """Report that ``ev`` (a barrier, a warp primitive) is reached by one thread and not by the
     second one of ``found`` (threads.Divergence); None, with the reason recorded, when the
-    divergence rests on a loop value the summary cannot bound."""
+    divergence rests on a loop value the summary cannot bound. ``static_only``: why a sanitizer
+    can stay silent, when not the check's; ``hangs``: the rule says the kernel never returns."""
     summary = depends_on_summary(ctx, found.cond, found.model)
     if summary is not None:
         ctx.stuck("imprecise-loop", f"whether `{ev.span.text}` is reached by every thread it waits for depends on "
@@ -92,7 +94,8 @@ def report_divergence(ctx, threads, found, check: str, ev, prefix: str, whom: st
     finding = Finding(check=check, message=msg, location=ev.span, op=ctx.op, kernel=ctx.kernel,
                       witness=second_thread_witness(ctx, threads, found.rename, found.model, found.cond),
                       expression=ev.span, access=d.span, trace=list(ev.stack), fix=Fix(ev.span, None, fix),
-                      related=[d.span], value_sources=sources)
+                      related=[d.span], value_sources=sources,
+                      static_only=STATIC_ONLY.get(check, "") if static_only is None else static_only, hangs=hangs)
     ctx.report(finding)
     return finding
 
@@ -149,7 +152,7 @@ class BarrierDivergenceCheck(Check):
                 ctx, threads, found, "barrier-divergence", r.ev, "barrier divergence: ",
                 " of the grid" if grid else " of the same block", rule,
                 "move the barrier out of the branch, so that every thread reaches it (let the threads that have no "
-                "work skip the work, not the barrier)")
+                "work skip the work, not the barrier)", hangs=grid)
             if finding is None:
                 continue
             by_decision[d.pair] = finding

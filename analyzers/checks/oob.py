@@ -139,7 +139,8 @@ class BoundsCheck(Check):
         msg = (f"{action} of `{ev.span.text}` with index {index} into a dimension of {count} elements of "
                f"`{region.name}` ({WHAT[check]}): byte offset {at} is inside the object, in a neighbouring row "
                f"or member (static-only: {STATIC_ONLY_IN_OBJECT})")
-        finding = make_finding(ctx, st, check, msg, ev.span, model, cond, expression=ev.span, trace=list(ev.stack))
+        finding = make_finding(ctx, st, check, msg, ev.span, model, cond, expression=ev.span, trace=list(ev.stack),
+                               static_only=STATIC_ONLY_IN_OBJECT)
         ctx.report(finding)
         ctx.witnesses.append((ctx.kernel, region.name, cond, cond_i, finding, model))
 
@@ -188,11 +189,14 @@ class BoundsCheck(Check):
             what = f"dynamic shared memory, the size the launch at {region.span.file}:{region.span.line} gives"
         msg = (f"{action} of {ev.size} bytes at byte offset {at} of `{region.name}` ({size} bytes, {what}), "
                f"{where}: `{ev.span.text}`")
+        explained = {}
         if check == "local-oob":
-            msg += f" (static-only: {STATIC_ONLY[check]})"
+            explained["static_only"] = STATIC_ONLY[check]
         elif ev.copy_end == "first" and region.kind == "global":
-            msg += f" (static-only: {STATIC_ONLY_RUNTIME_COPY})"
+            explained["static_only"] = STATIC_ONLY_RUNTIME_COPY
+        if explained:
+            msg += f" (static-only: {explained['static_only']})"
         finding = make_finding(ctx, st, check, msg, ev.span, model, cond, sized=(region, o), cond_i=cond_i, expression=ev.span,
-                               trace=list(ev.stack))
+                               trace=list(ev.stack), runtime_copy=bool(ev.copy_end), **explained)
         ctx.report(finding)
         ctx.witnesses.append((ctx.kernel, region.name, cond, cond_i, finding, model))

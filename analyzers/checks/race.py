@@ -454,4 +454,5 @@ def _finding(ctx, threads, a: Place, b: Place, rename, model, cond, cross: bool 
     witness = second_thread_witness(ctx, threads, rename, model, cond)
     return Finding(check="race", message=msg, location=sb.span, op=ctx.op, kernel=ctx.kernel, witness=witness,
                    expression=sb.span, access=fa.span, trace=list(sb.stack), fix=fix,
-                   related=[fa.span] if fa.span != sb.span else [], value_sources=ctx.loads_in(cond))
+                   related=[fa.span] if fa.span != sb.span else [], value_sources=ctx.loads_in(cond),
+                   static_only=STATIC_ONLY_BLOCK_SCOPE if cross and "block" in (fa.scope, sb.scope) else "")

@@ -28,7 +28,8 @@ import z3
 from ..engine.solver import SolverUnknown
 from ..engine.threads import (diverging, exited, lane_of, shuffle_source, small_model, thread_text, waits_at_barrier,
                               warp_of)
-from ..findings import HANG_WORDS, Fix
+from ..findings import (HANG_WORDS, STATIC_ONLY_ABSENT_LANE, STATIC_ONLY_EXITED_SOURCE, STATIC_ONLY_PAIRED_PRIMITIVES,
+                        Fix)
 from ..limits import WARP_SIZE
 from .base import Check, depends_on_summary, make_finding, span_key, value_of
 from .divergence import both_sides, report_divergence, seen_sides
@@ -114,12 +115,11 @@ class SyncMaskCheck(Check):
         n, missing = value_of(model, count, False), value_of(model, src, False)
         msg = (f"`{r.ev.span.text}`: {thread_text(threads, model)} reads lane {missing} of its warp, which does not "
                f"exist: the block has {n} threads, not a multiple of {WARP_SIZE}. The value a shuffle returns from a "
-               "lane that does not take part is undefined (static-only: compute-sanitizer synccheck does not report "
-               "lanes that do not exist on sm_70 and later)")
+               f"lane that does not take part is undefined (static-only: {STATIC_ONLY_ABSENT_LANE})")
         fix = Fix(r.ev.span, None, "launch a multiple of 32 threads per block, or let the lanes past the end take "
                   "part with a neutral value (0 for a sum) instead of leaving them out")
         ctx.report(make_finding(ctx, r.st, "sync-mask", msg, r.ev.span, model, cond, expression=r.ev.span,
-                                trace=list(r.ev.stack), fix=fix))
+                                trace=list(r.ev.stack), fix=fix, static_only=STATIC_ONLY_ABSENT_LANE))
         return True
 
     def _diverged_lane(self, ctx, threads, r: Reached, key, skip, asked: set) -> bool:
@@ -136,18 +136,19 @@ class SyncMaskCheck(Check):
             return False
         ctx.mark(key)
         waits = waits_at_barrier(threads, found.rename, r.ev.span, r.before, r.warp_epoch)
-        if z3.is_true(found.model.eval(waits, model_completion=True)):
+        hangs = z3.is_true(found.model.eval(waits, model_completion=True))
+        if hangs:
             rule = ("That lane goes on to a barrier this one has not passed, and waits there while this primitive "
                     f"waits for it: the warp hangs and {HANG_WORDS} (an H200 hangs on this pattern)")
         else:
             rule = ("A `_sync` primitive must be executed by every lane of its mask that has not exited; that lane "
-                    "runs on without reaching it (undefined behaviour; static-only: where it reaches another "
-                    "primitive, on sm_90 the two paired up and compute-sanitizer synccheck reported nothing)")
+                    f"runs on without reaching it (undefined behaviour; static-only: {STATIC_ONLY_PAIRED_PRIMITIVES})")
         report_divergence(
             ctx, threads, found, "sync-mask", r.ev, "", ", a lane of the same warp its mask names, which has not "
             "exited", rule,
             "call it where every lane of the mask arrives (before the branch), or pass the mask of the lanes that "
-            "take the branch (`__ballot_sync(0xffffffff, cond)` before it)")
+            "take the branch (`__ballot_sync(0xffffffff, cond)` before it)",
+            static_only=None if hangs else STATIC_ONLY_PAIRED_PRIMITIVES, hangs=hangs)
         return True
 
     def _diverged_source(self, ctx, threads, r: Reached, key, skip, asked: set) -> bool:
@@ -168,7 +169,8 @@ class SyncMaskCheck(Check):
         report_divergence(
             ctx, threads, found, "sync-mask", r.ev, "", ", the lane it reads",
             "The value a shuffle returns from a lane that does not execute it (here one that left the kernel) is "
-            "undefined (static-only: neither memcheck nor synccheck sees it)",
+            f"undefined (static-only: {STATIC_ONLY_EXITED_SOURCE})",
             "let every lane the shuffles read reach them (skip the work, not the shuffle: give the lanes past the "
-            "end a neutral value such as 0 for a sum), or shuffle only within groups of lanes that leave together")
+            "end a neutral value such as 0 for a sum), or shuffle only within groups of lanes that leave together",
+            static_only=STATIC_ONLY_EXITED_SOURCE)
         return True

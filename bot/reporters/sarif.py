@@ -158,7 +158,8 @@ def result(m, rule_index: int, lines: SourceLines) -> dict | None:
         "partialFingerprints": {"primaryLocationLineHash": m.fingerprint, "kernelvetFinding/v1": m.fingerprint},
         "properties": {"ops": m.ops, "kernels": m.kernels, "models": m.models, "dtypes": m.dtypes,
                        "witness": {k: v for k, v in f.witness.items()}, "wrappedType": f.wrapped_type,
-                       "zeroConfig": f.zero_config, **({"contract": f.contract} if f.contract else {})},
+                       "zeroConfig": f.zero_config, **({"contract": f.contract} if f.contract else {}),
+                       **({"staticOnly": f.static_only} if f.static_only else {})},
     }
     flow = _flow(m)
     if flow:

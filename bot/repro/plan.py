@@ -5,12 +5,11 @@ takes, and which compute-sanitizer tool sees the bug. Reads only the JSON report
 repository's manifest: nothing here builds or runs anything."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from math import prod
 
 from analyzers.binding import DTYPE_SIZES, KERNEL_OP, canonical_dtype
-from analyzers.findings import HANG_WORDS, gib, static_only_reason
+from analyzers.findings import gib
 from analyzers.limits import WITNESS_MEMORY_GIB as DEFAULT_MEMORY_GIB
 
 # The compute-sanitizer tool that reports each check's bug; "none": the CUDA runtime itself does
@@ -24,7 +23,6 @@ TOOLS = {
 TORCH_DTYPES = {canonical_dtype(n) for n in DTYPE_SIZES}  # every dtype kernelvet knows is a torch one
 # A finding at a CUDA runtime copy or fill: the runtime checks its range against the allocation
 # it starts in, which memcheck's padding would stretch past the allocation's end.
-RUNTIME_COPY = re.compile(r"\s*(?:\(void\)\s*)?(?:cuda|cu)Mem(?:cpy|set)\w*\s*\(")
 SANITIZER_MAX_BYTES = 1 << 30  # above this, memcheck's cost per access makes the plain run the judge
 UNSTATED_BUFFER_BYTES = 64 << 20  # a bare kernel's `any` pointer: memory nobody sized
 
@@ -50,7 +48,7 @@ class Repro:
     notes: list[str] = field(default_factory=list)
     hangs: bool = False  # the finding is a hang: a run that does not return confirms it
     also: list[str] = field(default_factory=list)  # file:line of the finding's other access (a race's first)
-    static_only: str | None = None  # why a sanitizer can stay silent on it (analyzers.findings.static_only_reason)
+    static_only: str | None = None  # why a sanitizer can stay silent on it (Finding.static_only)
     runtime_copy: bool = False  # the access is a CUDA runtime copy or fill (memcheck runs it without padding)
 
     def describe(self) -> dict:
@@ -85,9 +83,9 @@ def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB, tool:
     access = finding.get("access") or {}
     if access.get("file") and access.get("line"):
         r.also.append(f"{access['file']}:{access['line']}")
-    r.hangs = HANG_WORDS in finding.get("message", "")
-    r.static_only = static_only_reason(finding["check"], finding.get("message", ""))
-    r.runtime_copy = RUNTIME_COPY.match(loc.get("text") or "") is not None
+    r.hangs = bool(finding.get("hangs"))
+    r.static_only = finding.get("static_only") or None
+    r.runtime_copy = bool(finding.get("runtime_copy"))
     if spec is not None:
         r.include_dirs, r.defines = list(spec.include_dirs), dict(spec.defines)
     if not call:
