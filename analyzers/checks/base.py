@@ -31,9 +31,9 @@ class Check:
         """The launch's kernel has run on every path (``threads``: engine/threads.py)."""
 
 
-def havocked(ctx: Context, cond: z3.ExprRef) -> bool:
-    """Whether the condition depends on a havocked loop value (see depends_on_summary)."""
-    return any(sym.kind == "havoc" for sym in ctx.symbols_behind(cond))
+def havocked(ctx: Context, cond: z3.ExprRef) -> str | None:
+    """The name of a havocked loop value the condition depends on, if any."""
+    return next((sym.name for sym in ctx.symbols_behind(cond) if sym.kind == "havoc"), None)
 
 
 def depends_on_summary(ctx: Context, cond: z3.ExprRef, model=None, rank: int = 0) -> str | None:
@@ -41,11 +41,10 @@ def depends_on_summary(ctx: Context, cond: z3.ExprRef, model=None, rank: int = 0
     may be a false alarm of the loop summary, so it is reported as inconclusive instead, and the
     inputs of ``model`` are kept for a run with them fixed (engine/replay.py; lower ``rank``s first:
     an access before a launch's shape)."""
-    for sym in ctx.symbols_behind(cond):
-        if sym.kind == "havoc":
-            ctx.note_replay(model, rank)
-            return sym.name
-    return None
+    name = havocked(ctx, cond)
+    if name is not None:
+        ctx.note_replay(model, rank)
+    return name
 
 
 def span_key(span: N.Span) -> tuple:
@@ -53,20 +52,20 @@ def span_key(span: N.Span) -> tuple:
 
 
 def make_finding(ctx: Context, st, check: str, message: str, location: N.Span, model, cond, sized=None,
-                 cond_i=None, **kw) -> Finding:
+                 cond_i=None, static_only: str | None = None, **kw) -> Finding:
     """``sized``: (region, offset term) of an out-of-bounds access, ``cond_i``: the failure in the
     integers, for the contract question (engine/contract.py), asked once the instance has run."""
     sources = ctx.loads_in(cond)
     sources += [o for o in ctx.guard_sources(st.pc, cond, model) if o not in sources]
     # Why a sanitizer can stay silent: the reason the caller gives (its message says it), else an
     # uninitialized value the finding rests on, else the check's.
-    clause, uninitialized = _uninitialized(ctx, cond, model, explained="static_only" in kw)
+    clause, uninitialized = _uninitialized(ctx, cond, model, explained=static_only is not None)
     message += clause
-    if "static_only" not in kw:
-        kw["static_only"] = STATIC_ONLY_UNINITIALIZED if uninitialized else STATIC_ONLY.get(check, "")
+    if static_only is None:
+        static_only = STATIC_ONLY_UNINITIALIZED if uninitialized else STATIC_ONLY.get(check, "")
     finding = Finding(check=check, message=message, location=location, op=ctx.op, kernel=ctx.kernel,
                       witness=ctx.witness(model, cond, st.thread), value_sources=sources,
-                      load_elements=ctx.load_elements(model, cond), **kw)
+                      load_elements=ctx.load_elements(model, cond), static_only=static_only, **kw)
     contract.ask_later(ctx, finding, st.pc, cond, sized, cond_i, model)
     return finding
 

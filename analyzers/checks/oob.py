@@ -189,14 +189,14 @@ class BoundsCheck(Check):
             what = f"dynamic shared memory, the size the launch at {region.span.file}:{region.span.line} gives"
         msg = (f"{action} of {ev.size} bytes at byte offset {at} of `{region.name}` ({size} bytes, {what}), "
                f"{where}: `{ev.span.text}`")
-        explained = {}
+        reason = None  # the check's, unless the access's kind says more
         if check == "local-oob":
-            explained["static_only"] = STATIC_ONLY[check]
+            reason = STATIC_ONLY[check]
         elif ev.copy_end == "first" and region.kind == "global":
-            explained["static_only"] = STATIC_ONLY_RUNTIME_COPY
-        if explained:
-            msg += f" (static-only: {explained['static_only']})"
+            reason = STATIC_ONLY_RUNTIME_COPY
+        if reason is not None:
+            msg += f" (static-only: {reason})"
         finding = make_finding(ctx, st, check, msg, ev.span, model, cond, sized=(region, o), cond_i=cond_i, expression=ev.span,
-                               trace=list(ev.stack), runtime_copy=bool(ev.copy_end), **explained)
+                               trace=list(ev.stack), runtime_copy=bool(ev.copy_end), static_only=reason)
         ctx.report(finding)
         ctx.witnesses.append((ctx.kernel, region.name, cond, cond_i, finding, model))

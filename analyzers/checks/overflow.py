@@ -49,7 +49,7 @@ class OverflowCheck(Check):
             # An expression around it that wraps too is the one to fix (declare int64 and widen);
             # not sought for a wrap that rests on a loop summary's value: that is inconclusive
             # whichever expression it names.
-            outers = pending if not havocked(ctx, cond) else []
+            outers = pending if havocked(ctx, cond) is None else []
             for outer in sorted(outers, key=lambda s: (_length(s.span), s.id), reverse=True):
                 if outer is site or not _contains(outer.span, site.span):
                     continue
