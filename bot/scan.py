@@ -243,8 +243,12 @@ def scan(root: Path, manifest: LoadedManifest | None, only_files: set[str] | Non
                 raise ManifestError(errors)
         if zero_config_files:
             covered = {(p.file, p.launcher) for p in planned}
+            if jobs == 1 and workspace is None:
+                # No isolation asked for (tests, debugging): parse here, once, for planning and
+                # verifying both.
+                workspace = Workspace(Path(root), spec.include_dirs, spec.defines, spec.arch)
             planned += zeroconfig.plan(Path(root), zero_config_files, covered, spec.include_dirs, spec.defines,
-                                       spec.arch)
+                                       spec.arch, workspace=workspace if jobs == 1 else None)
     if shard is not None:
         planned = shard_of(planned, *shard, costs=shard_costs)
     setup = (str(root), tuple(spec.include_dirs), dict(spec.defines), spec.arch, opts,

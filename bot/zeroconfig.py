@@ -15,17 +15,19 @@ ZERO_CONFIG_LABEL = "zero-config"
 
 
 def plan(root: Path, files: list[str], covered: set[tuple[str, str]], include_dirs=(), defines=None,
-         arch: str = "sm_80", errors: list | None = None) -> list[Planned]:
+         arch: str = "sm_80", errors: list | None = None, workspace: Workspace | None = None) -> list[Planned]:
     """One planned zero-config verification per entry point of ``files`` that ``covered`` (file,
     launcher) pairs of the manifest do not already bind. A file that cannot be read is noted in
-    ``errors`` and skipped; the rest go on."""
-    ws = Workspace(root, include_dirs, defines or {}, arch)
+    ``errors`` and skipped; the rest go on. Given a ``workspace``, the files are parsed in it, in
+    this process (a run without isolation, whose verification then reuses the parse)."""
+    ws = workspace or Workspace(root, include_dirs, defines or {}, arch)
     out: list[Planned] = []
     for i, file in enumerate(files):
         try:
             # In a forked child: libclang crashing on one file (SIGSEGV, SIGILL, the memory cap)
             # is that file's problem, never the run's.
-            names = run_isolated(ws.entry_points, file, timeout=PARSE_LIMIT_S)
+            names = ws.entry_points(file) if workspace is not None else \
+                run_isolated(ws.entry_points, file, timeout=PARSE_LIMIT_S)
         except Exception as exc:  # one unreadable file never stops the others
             if errors is not None:
                 errors.append(f"{file}: {exc}")
