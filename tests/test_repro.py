@@ -213,6 +213,42 @@ def test_a_failing_build_is_not_runnable_with_its_error(example_repros, tmp_path
                          and "half2" in c["detail"] for c in built)
 
 
+PTXAS_LOG = """[1/3] /usr/local/cuda/bin/nvcc ... -D__CUDA_NO_HALF_CONVERSIONS__ -c op_module.cu -o op_module.cuda.o
+csrc/quantization/fp4/nvfp4_utils.cuh(238): error: no suitable conversion function from "__half" to "float" exists
+2 errors detected in the compilation of "op_module.cu".
+ninja: build stopped: subcommand failed.
+
+(built again with the half-precision operators)
+[1/3] /usr/local/cuda/bin/nvcc ... -gencode=arch=compute_90a,code=sm_90a -c op_module.cu -o op_module.cuda.o
+ptxas /tmp/op_module.ptx, line 477; error   : Instruction 'cvt with .e2m1x2' not supported on .target 'sm_90a'
+ptxas /tmp/op_module.ptx, line 478; error   : Instruction 'cvt with .e2m1x2' not supported on .target 'sm_90a'
+ptxas fatal   : Ptx assembly aborted due to errors
+[2/3] /opt/gcc/bin/g++ -MMD -MF op_binding.o.d -fPIC -std=c++17 -O1 -c op_binding.cpp -o op_binding.o
+ninja: build stopped: subcommand failed.
+Traceback (most recent call last):
+subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 255.
+"""
+
+
+def test_a_failing_build_names_the_compiler_error_of_its_last_attempt(tmp_path):
+    """Built twice (without, then with the half-precision operators), the reproducer fails the
+    second time in ptxas: the kernel's PTX needs a newer GPU than the card's. The confirmation says
+    that, not the build tool's last lines or the first attempt's error."""
+    from bot.repro.confirm import confirm_one
+
+    d = tmp_path / "r"
+    d.mkdir()
+    (d / "repro.json").write_text(json.dumps({"tool": "memcheck", "use_sanitizer": True, "runnable": True,
+                                              "hangs": False, "runtime_copy": False}))
+    (tmp_path / "log.txt").write_text(PTXAS_LOG)
+    python = _fake(tmp_path / "python", f"cat {tmp_path}/log.txt >&2; exit 2\n")
+    c = confirm_one(d, python, "true", 60)
+    assert c.status == "not-runnable"
+    assert c.detail.startswith("the build failed: ptxas: Instruction 'cvt with .e2m1x2' not supported on .target "
+                               "'sm_90a' (2 errors)"), c.detail
+    assert "ninja" not in c.detail and "__half" not in c.detail
+
+
 def test_a_bare_kernel_reproducer_launches_the_witness_shape(tmp_path):
     """A bare kernel's reproducer is a CUDA harness: its buffers at the bound sizes, its launch at the
     witness's grid and block."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,30 @@ def _tail(text: str, n: int = 3) -> str:
     return " / ".join(lines[-n:])[-400:]
 
 
+# A compiler's error line: nvcc's and gcc's `file(line): error: ...` / `file:line: error: ...`,
+# ptxas's `ptxas file, line N; error   : ...`, a fatal one.
+_ERROR_LINE = re.compile(r"^(?P<where>.*?)\berror\s*:\s*(?P<what>.+)$|^(?P<fatal>.*\bfatal(?: error)?\s*:.+)$")
+
+
+def build_error(log: str) -> str:
+    """The first compiler error of a failed build's last attempt (a torch op is built once more
+    with the half-precision operators when the first attempt fails), with how many there were;
+    the log's last lines when it names none."""
+    last = log.rsplit("(built again", 1)[-1]
+    errors = []
+    for line in last.splitlines():
+        m = _ERROR_LINE.match(line.strip())
+        if m is None or m.group("fatal"):
+            continue
+        where = m.group("where").strip()
+        tool = "ptxas: " if where.startswith("ptxas") else f"{where.rstrip(':; ')}: " if where else ""
+        errors.append(tool + m.group("what").strip())
+    if not errors:
+        return _tail(log)
+    more = f" ({len(errors)} errors)" if len(errors) > 1 else ""
+    return (errors[0] + more)[:400]
+
+
 HANG_SECONDS = 120.0  # a reproducer of a hang that has not returned by then has hung
 
 
@@ -55,7 +80,7 @@ def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: fl
     (repro_dir / "build.log").write_text(built.stdout + built.stderr)
     t1 = time.time()
     if built.returncode != EXIT_RAN:
-        return Confirmation("not-runnable", tool, "the build failed: " + _tail(built.stdout + built.stderr))
+        return Confirmation("not-runnable", tool, "the build failed: " + build_error(built.stdout + built.stderr))
     cmd = [python, script]
     if tool != "none":
         exe = shutil.which(sanitizer or "compute-sanitizer")
