@@ -380,7 +380,11 @@ def compared_constants(program: N.Program, fn: N.Function, uses: dict | None = N
     for f in host:
         for node in _walk(f.body):
             if isinstance(node, N.Switch) and _root_var(node.cond) in alias:
-                seen.setdefault(alias[_root_var(node.cond)], set()).update(v for v, _ in node.labels if v is not None)
+                # A switch whose cases are not constants the front end knows (only a default, or
+                # labels from a header it could not read) compares with nothing.
+                labels = {v for v, _ in node.labels if v is not None}
+                if labels:
+                    seen.setdefault(alias[_root_var(node.cond)], set()).update(labels)
             elif isinstance(node, N.Binary) and node.op in ("==", "!="):
                 for a, b in ((node.lhs, node.rhs), (node.rhs, node.lhs)):
                     k = _int_literal(b)
