@@ -116,8 +116,12 @@ def verify_file(root: str, rel: str, planned: list, options, out, defines: dict 
             continue
         instances = [(p.label, p.instance, False) for p in by_op.get(name, [])]
         if not instances:
-            instances = [(f"{name} (zero-config{', ' + label if label else ''})", inst, True)
-                         for label, inst in ws.zero_config(op)]
+            try:
+                instances = [(f"{name} (zero-config{', ' + label if label else ''})", inst, True)
+                             for label, inst in ws.zero_config(op)]
+            except Exception as exc:  # one op's planning failure costs that op, not the file
+                result["ops"].append({"op": name, "error": f"planning it failed: {type(exc).__name__}: {exc}"})
+                continue
         result["ops"].append({"op": name, "lowered": [], "seconds_lower": time.perf_counter() - t0})
         work += [(name, op, entry) for entry in instances]
     index, count = shard
@@ -504,6 +508,31 @@ def mark_unnamed(root: Path, rows: list[KernelRow]) -> None:
                 row.reason = "dead code: nothing in the repository names it but its definition"
 
 
+_CMAKE_GLOB = re.compile(r"file\s*\(\s*(GLOB|GLOB_RECURSE)\s+\w+((?:\s+(?:\"[^\"]*\"|[^\s)]+))*)\s*\)", re.I)
+
+
+def cmake_globbed(root: Path, cmake_dir: Path, text: str) -> set[str]:
+    """The files (relative to ``root``) that the ``file(GLOB ...)`` / ``file(GLOB_RECURSE ...)``
+    calls of a CMake file collect (llama.cpp names its CUDA sources so: ``file(GLOB SRCS "*.cu")``).
+    Patterns with a variable in them (``${DIR}/*.cu``) are left out: their files stay unnamed."""
+    out: set[str] = set()
+    for m in _CMAKE_GLOB.finditer(text):
+        recurse = m.group(1).upper() == "GLOB_RECURSE"
+        for word in re.findall(r'"([^"]*)"|(\S+)', m.group(2)):
+            pattern = word[0] or word[1]
+            if not pattern or "${" in pattern or pattern.upper() in ("CONFIGURE_DEPENDS", "LIST_DIRECTORIES",
+                                                                    "RELATIVE", "FOLLOW_SYMLINKS", "TRUE", "FALSE"):
+                continue
+            base = Path(pattern) if Path(pattern).is_absolute() else cmake_dir / pattern
+            found = base.parent.rglob(base.name) if recurse else base.parent.glob(base.name)
+            for f in found:
+                try:
+                    out.add(str(f.resolve().relative_to(root.resolve())))
+                except ValueError:
+                    continue
+    return out
+
+
 def mark_unbuilt(root: Path, rows: list[KernelRow]) -> None:
     """Where the repository builds with CMake, a source file no CMake file names (by path or name)
     is not compiled into it: a stand-alone test program (vLLM's custom_all_reduce_test.cu, built by
@@ -511,14 +540,17 @@ def mark_unbuilt(root: Path, rows: list[KernelRow]) -> None:
     if not (root / "CMakeLists.txt").is_file():
         return
     text = ""
+    globbed: set[str] = set()
     for path in [root / "CMakeLists.txt", *root.glob("cmake/**/*.cmake"), *root.glob("**/CMakeLists.txt")]:
         try:
-            text += path.read_text(errors="replace")
+            content = path.read_text(errors="replace")
         except OSError:
             continue
+        text += content
+        globbed |= cmake_globbed(root, path.parent, content)
     for row in rows:
         source = Path(row.file).suffix in (".cu", ".cc", ".cpp")  # a header's kernels: built where included
-        if source and row.file not in text and Path(row.file).name not in text \
+        if source and row.file not in text and Path(row.file).name not in text and row.file not in globbed \
                 and row.verdict in ("not reached", "inconclusive"):
             row.reason = "not built: no CMake file of the repository compiles its file"
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from analyzers.api import Workspace
 from analyzers.frontend import discover
+from analyzers.frontend.includes import FOUND_BY_NAME
 
 from .isolation import IsolatedFailure, run_isolated
 
@@ -109,6 +110,12 @@ def account(report, ws: Workspace, asked: list[str] | set[str]) -> None:
                 includer = str(Path(n.includer).resolve().relative_to(ws.root))
             except ValueError:
                 includer = n.includer
+            if n.why == "by-name":
+                found = str(Path(n.found).resolve().relative_to(ws.root))
+                report.include_notes.append(
+                    f"{includer}:{n.line}: #include {n.name} {FOUND_BY_NAME} {found}: no include directory given holds "
+                    "it (the manifest's include_dirs say where the build looks)")
+                continue
             why = ("not found in the repository or the shims: an empty file stands for it" if n.why == "missing"
                    else "outside the repository: not read, an empty file stands for it")
             report.include_notes.append(f"{includer}:{n.line}: #include {n.name} dropped: {why}")

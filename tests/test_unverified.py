@@ -121,3 +121,40 @@ def test_a_manifest_that_is_not_utf8_or_a_directory_is_a_usage_error(tmp_path):
     (tmp_path / "dir.yaml").mkdir()
     r = kernelvet("manifest", "check", "dir.yaml", cwd=tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr
+
+
+TILED_PROGRAM = ('#include "tile_config.h"\n#include "common.h"\n#include <cuda.h>\n'
+                 "__global__ void fill(float* out, int n) {\n  int i = blockIdx.x * ROWS_PER_TILE + threadIdx.x;\n"
+                 "  if (i < n) out[i] = 1.0f;\n}\n"
+                 "int main() {\n  float* d; const int n = 1000;\n  cudaMalloc(&d, n * sizeof(float));\n"
+                 "  fill<<<(n + ROWS_PER_TILE - 1) / ROWS_PER_TILE, ROWS_PER_TILE>>>(d, n);\n  return 0;\n}\n")
+
+
+def test_a_quoted_header_no_include_directory_holds_is_found_by_its_name_and_said_so(tmp_path):
+    """A repository laid out as llama.cpp is (sources in lib/src/backend/, public headers in
+    lib/include/, which only the build's -I names): a quoted include found nowhere else is the one repository
+    file of that name, and a note says which. A name two files carry stays dropped, and an
+    angle-bracket include is a library's, never the repository's file of the same name."""
+    (tmp_path / "lib" / "include").mkdir(parents=True)
+    (tmp_path / "lib" / "include" / "tile_config.h").write_text("#pragma once\n#define ROWS_PER_TILE 128\n")
+    for d in ("a", "b"):
+        (tmp_path / "third_party" / d).mkdir(parents=True)
+        (tmp_path / "third_party" / d / "common.h").write_text("#pragma once\n")
+    backend = tmp_path / "lib" / "src" / "backend"
+    (backend / "vendors").mkdir(parents=True)
+    # The repository's own wrapper named like the CUDA driver header: <cuda.h> stays the library's.
+    (backend / "vendors" / "cuda.h").write_text("#error not the CUDA header\n")
+    (backend / "prog.cu").write_text(TILED_PROGRAM)
+    r = kernelvet("scan", ".", "--format", "json", cwd=tmp_path)
+    report = json.loads(r.stdout)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [(i["op"], i["verdict"]) for i in report["instances"]] == [("main", "verified")]
+    notes = report["include_notes"]
+    assert ("lib/src/backend/prog.cu:1: #include tile_config.h found by its name at lib/include/tile_config.h: no include "
+            "directory given holds it (the manifest's include_dirs say where the build looks)") in notes, notes
+    assert any(n.startswith("lib/src/backend/prog.cu:2: #include common.h dropped: not found") for n in notes), notes
+    assert not any("cuda.h" in n for n in notes), notes
+    sarif = json.loads(kernelvet("scan", ".", "--format", "sarif", cwd=tmp_path).stdout)
+    kinds = sorted(n["descriptor"]["id"] for n in sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+                   if "include" in n["descriptor"]["id"])
+    assert kinds == ["include-dropped", "include-found-by-name"], kinds

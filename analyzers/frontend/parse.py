@@ -124,8 +124,9 @@ def shown_path(path, workspace: Path) -> str:
         return p.name
 
 
-def clang_args(cfg: ParseConfig, overlay: str) -> list[str]:
-    """``overlay``: the sandbox overlay's file (sandbox_overlay)."""
+def clang_args(cfg: ParseConfig, overlay: str, found_dirs=()) -> list[str]:
+    """``overlay``: the sandbox overlay's file (sandbox_overlay); ``found_dirs``: include
+    directories inferred from headers found by their name, searched after all others."""
     args = [
         "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib",
         f"--cuda-gpu-arch={cfg.arch}", "--cuda-path=/__kernelvet_no_cuda__",
@@ -139,6 +140,8 @@ def clang_args(cfg: ParseConfig, overlay: str) -> list[str]:
         args.append(f"-D{name}={value}" if value != "" else f"-D{name}")
     for d in cfg.search_dirs():
         args += ["-I", str(d)]
+    for d in found_dirs:
+        args += ["-idirafter", str(d)]
     for d in SHIM_DIRS:
         args += ["-isystem", str(d)]
     args += ["-isystem", STUB_DIR]
@@ -163,7 +166,7 @@ def parse_file(path: Path, cfg: ParseConfig, resolver: IncludeResolver | None = 
         # No PARSE_INCOMPLETE: it skips the end-of-file template instantiation that gives kernels
         # their instantiated bodies.
         with sandbox_overlay(cfg.workspace) as overlay:
-            tu = index().parse(str(path), args=clang_args(cfg, overlay), unsaved_files=unsaved)
+            tu = index().parse(str(path), args=clang_args(cfg, overlay, graph.found_dirs), unsaved_files=unsaved)
     except ci.TranslationUnitLoadError as exc:
         raise ParseError(f"{shown_path(path, cfg.workspace)}: libclang could not parse the file ({exc}; a crash or "
                          "the memory limit inside libclang)") from exc

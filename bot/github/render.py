@@ -200,7 +200,7 @@ def summary(report: dict, *, inline: list[dict] = (), elsewhere: list[dict] = ()
             at = f"{u['file']}:{int(u['line'])}" if u.get("line") else u["file"]
             out.append(f"- `{plain(at, 200)}`: {plain(u['why'], 300)}")
     if report.get("include_notes"):
-        out += ["", "#### Includes dropped"] + [f"- {plain(n, 300)}" for n in report["include_notes"][:30]]
+        out += ["", "#### Includes dropped or found by name"] + [f"- {plain(n, 300)}" for n in report["include_notes"][:30]]
     if report.get("problems"):
         out += ["", "#### Warnings"] + [f"- {plain(p, 300)}" for p in report["problems"][:30]]
     if explanation:

@@ -7,6 +7,7 @@ import json
 
 from analyzers import __version__
 from analyzers.findings import CHECKS
+from analyzers.frontend.includes import FOUND_BY_NAME
 
 from . import SourceLines, fixed_line, witness_text
 
@@ -210,7 +211,8 @@ def to_dict(report, category: str = "scan") -> dict:
                                                     **({"region": {"startLine": u.line}} if u.line else {})}}]
         notifications.append(n)
     for text in report.include_notes:
-        notifications.append({"level": "note", "message": {"text": text}, "descriptor": {"id": "include-dropped"}})
+        kind = "include-found-by-name" if FOUND_BY_NAME in text else "include-dropped"
+        notifications.append({"level": "note", "message": {"text": text}, "descriptor": {"id": kind}})
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
