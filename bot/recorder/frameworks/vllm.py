@@ -89,6 +89,7 @@ def prepare(schemas: dict, capability: tuple = (9, 0)):
     from bot.recorder import standins
     ops = standins.install(schemas, ANSWERS)
     _triton_launches_do_nothing()  # before vLLM asks whether Triton is there
+    _torchvision_front_end_only()  # before an image processor imports torchvision
     import vllm.platforms as platforms
     from vllm.platforms.cuda import CudaPlatformBase
     from vllm.platforms.interface import DeviceCapability
@@ -121,6 +122,7 @@ def prepare(schemas: dict, capability: tuple = (9, 0)):
     if not torch.accelerator.is_available():
         torch.accelerator.empty_cache = lambda: None  # nothing is cached on the meta device
     _python_ops_run_on_meta()
+    _no_autocast_on_meta()
     import vllm.utils.torch_utils as torch_utils
     torch_utils.aux_stream = lambda: None  # no second CUDA stream: the shared experts run in order
     import vllm.model_executor.models.registry as registry
@@ -131,6 +133,7 @@ def prepare(schemas: dict, capability: tuple = (9, 0)):
 
 
 FALLBACKS: dict = {}  # vllm::op -> why its real implementation could not run (first reason)
+NOTES_OF_MODEL: list = []  # what the recording changed of the model's config, for the header
 MODEL_DIRS: list = []  # the temporary model folder, named as "the model" in messages
 RECORDING: list = []  # the recorder of the forward pass in progress
 
@@ -159,6 +162,86 @@ def _triton_launches_do_nothing() -> None:
     jit.JITFunction.run = lambda self, *args, **kwargs: None
     autotuner.Autotuner.run = lambda self, *args, **kwargs: None
     autotuner.Heuristics.run = lambda self, *args, **kwargs: None
+
+
+# The ops torchvision's Python front end registers fake implementations for unconditionally, with
+# the schemas its compiled extension defines them with.
+TORCHVISION_OPS = {
+    "nms": "nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor",
+    "qnms": "qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor",
+}
+_TORCHVISION_LIB: list = []  # the library that defines them, kept alive
+
+
+def _torchvision_front_end_only() -> bool:
+    """torchvision imports without its compiled extension: the image processors vLLM's multimodal
+    models load import its transforms, which are Python. A build whose extension cannot load here
+    (the one PyPI has is linked against a CUDA build of torch) still imports once the ops its
+    Python registers fake implementations for are defined; no image op runs in a recording.
+    True when it defined them."""
+    import importlib.util
+    if "torchvision" in sys.modules:
+        return False
+    try:
+        spec = importlib.util.find_spec("torchvision")
+    except (ImportError, ValueError):
+        return False
+    if spec is None or not spec.origin:
+        return False
+    import torch
+    folder = os.path.dirname(spec.origin)
+    for name in sorted(os.listdir(folder)):
+        if name.startswith("_C.") and name.endswith((".so", ".pyd")):
+            try:
+                torch.ops.load_library(os.path.join(folder, name))
+                return False  # the extension loads: it defines the ops itself
+            except (OSError, ImportError, RuntimeError):
+                break
+    lib = torch.library.Library("torchvision", "FRAGMENT")
+    for name, schema in TORCHVISION_OPS.items():
+        if not _op_exists(f"torchvision::{name}"):
+            lib.define(schema)
+    _TORCHVISION_LIB.append(lib)
+    return True
+
+
+def _op_exists(qualname: str) -> bool:
+    import torch
+    try:
+        torch._C._dispatch_find_schema_or_throw(qualname, "")
+        return True
+    except RuntimeError:
+        return False
+
+
+def _no_autocast_on_meta() -> None:
+    """Autocast is off on the meta device, as it is on the GPU in vLLM's runs: torch knows no
+    autocast for "meta" and raises where model code asks (Nemotron's layer norm asks the device of
+    its input whether autocast is on, then turns it off around its kernel)."""
+    import torch
+    if getattr(torch.is_autocast_enabled, "recording", False):
+        return
+    is_enabled = torch.is_autocast_enabled
+
+    def is_autocast_enabled(*args, **kwargs):
+        device = args[0] if args else kwargs.get("device_type")
+        return False if device == "meta" else is_enabled(*args, **kwargs)
+
+    class autocast(torch.amp.autocast):  # noqa: N801 - the name model code uses
+        def __init__(self, device_type, *args, **kwargs):
+            self.on_meta = device_type == "meta"
+            if not self.on_meta:
+                super().__init__(device_type, *args, **kwargs)
+
+        def __enter__(self):
+            return None if self.on_meta else super().__enter__()
+
+        def __exit__(self, *exc):
+            return None if self.on_meta else super().__exit__(*exc)
+
+    is_autocast_enabled.recording = True
+    torch.is_autocast_enabled = is_autocast_enabled
+    torch.amp.autocast = autocast
 
 
 def _python_ops_run_on_meta() -> None:
@@ -195,6 +278,7 @@ def build(config_path: str, dtype: str | None, recorder):
     """vLLM's config and model for one Hugging Face config.json, on the meta device, and its weights
     prepared as the loader prepares them (repacking included: ``recorder`` sees those calls)."""
     import torch
+    import vllm
     import vllm.ir
     from vllm.config import CompilationConfig, LoadConfig, ModelConfig, VllmConfig, set_current_vllm_config
     from vllm.distributed import init_distributed_environment, initialize_model_parallel
@@ -204,10 +288,11 @@ def build(config_path: str, dtype: str | None, recorder):
     model_dir = tempfile.mkdtemp(prefix="kernelvet-model-")
     MODEL_DIRS.append(model_dir)
     config = json.loads(open(config_path).read())
-    # auto_map names the hub repository's own Python classes, which a recording without the hub
-    # lacks; vLLM's registry implements these architectures itself.
-    config.pop("auto_map", None)
-    _known_config_type(config.get("model_type"))
+    _known_config_type(config)
+    dropped = unknown_quantization(config)
+    if dropped:
+        NOTES_OF_MODEL.append(f"recorded unquantized: its quantization method '{dropped}' is not one vLLM "
+                              f"{vllm.__version__} has")
     with open(os.path.join(model_dir, "config.json"), "w") as f:
         json.dump(config, f)
     model_config = ModelConfig(model=model_dir, skip_tokenizer_init=True, enforce_eager=True,
@@ -234,22 +319,160 @@ def build(config_path: str, dtype: str | None, recorder):
     return vllm_config, model
 
 
-def _known_config_type(model_type) -> None:
+def _known_config_type(config: dict) -> None:
     """A model type neither Transformers nor vLLM defines a config class for (one that lived in
-    the hub repository's own code) gets a plain one: exactly the config's fields, no defaults."""
-    if not isinstance(model_type, str):
-        return
-    from transformers import AutoConfig, PretrainedConfig
+    the hub repository's own code) gets a plain one (``recorded_config_class``). A config without a
+    model type is given the one its hub config class is named after. ``config`` is changed in place:
+    ``auto_map`` names the hub repository's own Python classes, which a recording without the hub
+    lacks (vLLM's registry implements these architectures itself), and is dropped."""
+    auto_map = config.pop("auto_map", None)
+    if not isinstance(config.get("model_type"), str):
+        model_type = hub_model_type(auto_map, config.get("architectures"))
+        if model_type is None:
+            return
+        config["model_type"] = model_type
+        NOTES_OF_MODEL.append(f"config without model_type: recorded as model_type '{model_type}' "
+                              f"(named after its hub config class)")
+    from transformers import AutoConfig
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
     from vllm.transformers_utils.config import _CONFIG_REGISTRY
+    model_type = config["model_type"]
     if model_type in CONFIG_MAPPING or model_type in _CONFIG_REGISTRY:
         return
-    AutoConfig.register(model_type, type(f"Recorded{model_type.title()}Config", (PretrainedConfig,),
-                                         {"model_type": model_type}))
+    AutoConfig.register(model_type, recorded_config_class(model_type, config))
+
+
+def unknown_quantization(config: dict) -> str | None:
+    """The quantization method of a config, if this vLLM has none of its name (one it dropped):
+    the config's ``quantization_config`` is then removed, and the model is recorded unquantized."""
+    from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
+    quant = config.get("quantization_config")
+    method = quant.get("quant_method") if isinstance(quant, dict) else None
+    if not isinstance(method, str) or method in QUANTIZATION_METHODS:
+        return None
+    del config["quantization_config"]
+    return method
+
+
+def hub_model_type(auto_map, architectures) -> str | None:
+    """The model type of a config that states none: the module of its hub config class
+    (``configuration_minicpm.MiniCPMConfig``: ``minicpm``), else the one Transformers gives its
+    architecture."""
+    name = auto_map.get("AutoConfig") if isinstance(auto_map, dict) else None
+    if isinstance(name, str) and "." in name:
+        module = name.rpartition("--")[2].rpartition(".")[0].rpartition(".")[2]
+        if module.startswith("configuration_") and len(module) > len("configuration_"):
+            return module[len("configuration_"):]
+    for arch in architectures or []:
+        known = architecture_model_type(arch)
+        if known:
+            return known
+    return None
+
+
+def architecture_model_type(arch: str) -> str | None:
+    """The model type Transformers implements an architecture (a model class name) for."""
+    from transformers.models.auto import modeling_auto
+    for mapping in vars(modeling_auto).values():
+        if isinstance(mapping, dict) and mapping and all(isinstance(k, str) for k in mapping):
+            for model_type, names in mapping.items():
+                if arch == names or (isinstance(names, (tuple, list)) and arch in names):
+                    return model_type
+    return None
+
+
+# Keyword arguments PretrainedConfig.__post_init__ consumes itself (it does not keep them as fields).
+_CONSUMED = {"torch_dtype", "rope_scaling", "rope_theta", "partial_rotary_factor", "name_or_path",
+             "output_attentions", "attn_implementation", "experts_implementation", "per_layer_config",
+             "_commit_hash", "num_labels"}
+# Sub-config fields vLLM reads as dicts.
+_DICT_FIELDS = {"quantization_config", "rope_scaling", "rope_parameters", "compression_config"}
+
+
+def recorded_config_class(model_type: str, config: dict):
+    """A config class for a model type only a hub repository's code defined: exactly the config's
+    fields, no defaults, with what the hub class gives every model of its kind:
+    - the standard names Transformers' own config classes alias to the names this config uses
+      (``num_hidden_layers`` for ``num_layers``: their ``attribute_map``), where the config lacks
+      the standard name;
+    - every field set before Transformers standardizes the RoPE parameters (which reads
+      ``max_position_embeddings``);
+    - ``tie_word_embeddings`` true where the config does not say;
+    - sub-configs (``llm_config``, ``vision_config``: a dict with ``_config`` in its name) as config
+      objects, of the class Transformers has for their architecture or model type."""
+    from transformers import PretrainedConfig
+
+    def __post_init__(self, **kwargs):
+        for key, value in list(kwargs.items()):
+            if isinstance(value, dict) and key.endswith("_config") and key not in _DICT_FIELDS:
+                kwargs[key] = sub_config(key, value)
+        for key, value in kwargs.items():
+            if key not in _CONSUMED:
+                with contextlib.suppress(AttributeError, TypeError):
+                    setattr(self, key, value)
+        PretrainedConfig.__post_init__(self, **kwargs)
+
+    name = "Recorded" + "".join(part.title() for part in model_type.replace("-", "_").split("_")) + "Config"
+    # Transformers 4 gave every config tie_word_embeddings=True, so configs written then omit it
+    # where it holds; Transformers 5 leaves it to each model's class.
+    return type(name, (PretrainedConfig,), {"model_type": model_type, "attribute_map": config_aliases(config),
+                                            "__post_init__": __post_init__, "tie_word_embeddings": True})
+
+
+def sub_config(key: str, data: dict):
+    """A sub-config dict as the config object its hub class made of it: the class Transformers has
+    for its architecture (an ``llm_config`` of ``Qwen2ForCausalLM``: ``Qwen2Config``) or model type
+    (the vision part of a composite class where the key names one), else a recorded class."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+    data = dict(data)
+    model_type = None
+    for arch in data.get("architectures") or []:
+        model_type = architecture_model_type(arch)
+        if model_type:
+            break
+    model_type = model_type or data.get("model_type")
+    if isinstance(model_type, str) and model_type in CONFIG_MAPPING:
+        cls = CONFIG_MAPPING[model_type]
+        parts = getattr(cls, "sub_configs", None) or {}
+        if key in parts and isinstance(parts[key], type):
+            cls = parts[key]
+        data.pop("model_type", None)
+        return cls(**data)
+    data.pop("auto_map", None)
+    cls = recorded_config_class(model_type if isinstance(model_type, str) else key, data)
+    data.pop("model_type", None)
+    return cls(**data)
+
+
+def config_aliases(config: dict) -> dict:
+    """``attribute_map`` for a recorded config: standard name -> this config's name, from the
+    aliases Transformers' config classes declare, for the standard names the config lacks. Where
+    classes alias one standard name to several names the config has, the most common wins. A name
+    that is itself a standard one is never a target (``num_key_value_heads`` is not
+    ``num_attention_heads`` in general)."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+    counts: dict = {}
+    for model_type in list(CONFIG_MAPPING.keys()):
+        try:
+            cls = CONFIG_MAPPING[model_type]
+        except Exception:  # noqa: BLE001 - a class that needs a missing package
+            continue
+        for standard, own in (getattr(cls, "attribute_map", None) or {}).items():
+            counts.setdefault(standard, {}).setdefault(own, 0)
+            counts[standard][own] += 1
+    aliases = {}
+    for standard, owns in sorted(counts.items()):
+        if standard in config:
+            continue
+        present = [o for o in owns if o in config and o not in counts]
+        if present:
+            aliases[standard] = max(sorted(present), key=owns.get)
+    return aliases
 
 
 def forward(vllm_config, model, num_tokens: int, recorder) -> None:
-    """One forward pass over ``num_tokens`` tokens and the logits, as vLLM's model runner calls them."""
+    """One forward pass over ``num_tokens`` tokens and the logits, as vLLM's model runner calls them
+    (a pooling model: the forward pass)."""
     import torch
     from vllm.forward_context import set_forward_context
 
@@ -262,7 +485,10 @@ def forward(vllm_config, model, num_tokens: int, recorder) -> None:
         hidden = model(input_ids=ids, positions=positions, intermediate_tensors=None, inputs_embeds=None)
         if isinstance(hidden, tuple):
             hidden = hidden[0]
-        if hasattr(model, "compute_logits") and isinstance(hidden, torch.Tensor):
+        # A pooling model (reward, classification) has no logits: vLLM's runner pools its hidden
+        # states with metadata a profiling run does not build, and its LM head is left out.
+        pooling = vllm_config.model_config.runner_type == "pooling"
+        if not pooling and hasattr(model, "compute_logits") and isinstance(hidden, torch.Tensor):
             model.compute_logits(hidden)
 
 
@@ -291,6 +517,8 @@ def record(request: dict) -> dict:
     if ops is not None:
         result["defined"], result["refused"] = ops.defined, ops.refused
     result["notes"] += [f"vllm::{op} ran its fake implementation: {why}" for op, why in sorted(FALLBACKS.items())]
+    model = os.path.splitext(os.path.basename(request["config"]))[0]  # as the manifest names it
+    result["notes"] += [f"{model}: {note}" for note in NOTES_OF_MODEL]
     return result
 
 
