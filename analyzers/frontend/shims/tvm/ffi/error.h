@@ -13,7 +13,9 @@ inline tvm_check_message tvm_check_failed(const char* what) {
 }
 }  // namespace kernelvet_detail
 
-#define TVM_FFI_ICHECK(cond) if (cond) {} else ::kernelvet_detail::tvm_check_failed(#cond)
+// Each check ends in a string literal, as TVM-FFI's own (`<< "Check failed: ..."`), so code that
+// follows one with a bare literal (`TVM_FFI_ICHECK_EQ(a, b) #x " must be ..."`) compiles here too.
+#define TVM_FFI_ICHECK(cond) if (cond) {} else ::kernelvet_detail::tvm_check_failed(#cond) << ""
 #define TVM_FFI_CHECK(cond, kind) TVM_FFI_ICHECK(cond)
 #define TVM_FFI_ICHECK_EQ(a, b) TVM_FFI_ICHECK((a) == (b))
 #define TVM_FFI_ICHECK_NE(a, b) TVM_FFI_ICHECK((a) != (b))

@@ -33,6 +33,9 @@ class TensorView {
 class Tensor {
  public:
   __KV_TVM_FFI_TENSOR_METHODS
+  // A tensor an op allocates through its environment's allocator (no body: its memory is unknown).
+  template <class Alloc, class ShapeT>
+  static Tensor FromEnvAlloc(Alloc alloc, ShapeT shape, DLDataType dtype, DLDevice device);
 };
 #undef __KV_TVM_FFI_TENSOR_METHODS
 template <class T> using Optional = std::optional<T>;
