@@ -216,6 +216,35 @@ SNIPPETS = {
               counts.data_ptr<int>(), ids.data_ptr<int>(), n);
         }
         """, ["count"]),
+    # FlashInfer's utilities: a pack type aligned with CUDA's own macro, a workspace carved with
+    # std::align, trait checks on its policies, a finite-and-normal test, the cluster-size query.
+    "flashinfer_utilities": ("""
+        #include <cmath>
+        #include <memory>
+        #include <type_traits>
+        #include <cuda_runtime.h>
+        template <typename T, int N> struct PackType;
+        template <typename T> struct PackType<T, 1> {
+          struct __CUDA_ALIGN__(std::alignment_of_v<T>) type { T array[1]; };
+        };
+        struct Policy { int block; };
+        static_assert(std::is_copy_constructible_v<Policy> && std::is_move_constructible_v<Policy>);
+        __global__ void halve(float* x, int n) {
+          const int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n && std::isnormal(x[i])) x[i] *= 0.5f;
+        }
+        void run(float* x, int n, void* workspace, size_t bytes, cudaStream_t stream) {
+          void* p = workspace;
+          size_t space = bytes;
+          (void)std::align(16, 64, p, space);
+          cudaLaunchConfig_t config = {};
+          int cluster = 0;
+          cudaOccupancyMaxPotentialClusterSize(&cluster, (const void*)halve, &config);
+          PackType<float, 1>::type one{};
+          (void)one;
+          halve<<<(n + 255) / 256, 256, 0, stream>>>(x, n);
+        }
+        """, ["run"]),
 }
 
 

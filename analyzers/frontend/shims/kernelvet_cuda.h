@@ -22,6 +22,7 @@
 #define __forceinline__ __inline__ __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
 #define __align__(n) __attribute__((aligned(n)))
+#define __CUDA_ALIGN__(n) __align__(n)  // host_defines.h: the same attribute under CUDA's own name
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 #define __grid_constant__
 #define __cudart_builtin__
