@@ -368,10 +368,24 @@ class MemoryOps:
     def _fresh(self, ty: T.Type, name: str, span: N.Span) -> Val:
         v = fresh_value(ty, name, self.ctx.counter)
         if v is None:
+            if isinstance(ty, T.PtrType) and _is_handle(ty.pointee):
+                return self._handle(ty)
             if isinstance(ty, T.PtrType):
                 raise PathEnd("stuck", f"a pointer read from memory the engine does not track ({name})", span)
             raise PathEnd("stuck", f"a value of type {ty.name} read from untracked memory", span)
         return v
+
+    def _handle(self, ty: T.PtrType) -> PtrV:
+        """A handle (a pointer to a struct no header defines: cudaStream_t, cublasHandle_t,
+        cudaEvent_t) read from memory the engine does not track (a context's stream table): code
+        cannot dereference it, only compare it and pass it to the library, so it is one object per
+        handle type, of no bytes."""
+        key = ("handle", ty.pointee.name)
+        region = self._statics.get(key)
+        if region is None:
+            region = self._statics[key] = self.new_region("host", f"a {ty.pointee.name} handle", 0, None, align=1,
+                                                          note="handle")
+        return PtrV(region, const_int(0, T.INT64), ty.pointee)
 
     def _load_untracked(self, st: State, region: Region, ty: T.Type, span: N.Span, off=None) -> Val:
         if region.note == "from-integer":
@@ -482,3 +496,8 @@ def _reinterpret(v: Val, ty: T.Type) -> Val:
 
 
 __all__ = ["MemoryOps", "PathEnd", "index_to_int64", "int_size", "BoolV", "FloatV"]
+
+
+def _is_handle(ty: T.Type) -> bool:
+    """A struct declared and never defined (``struct CUstream_st;``): what a library's handle points to."""
+    return isinstance(ty, T.StructType) and not ty.fields and ty.size == 0
