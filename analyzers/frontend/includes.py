@@ -56,8 +56,8 @@ class IncludeGraph:
 
 # Directories never searched for a header by its name: version control, caches, build outputs.
 _UNSEARCHED_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".kernelvet-cache", "build", "dist"}
-MAX_INDEXED_FILES = 200_000
-FOUND_BY_NAME = "found by its name at"  # the words of a note on a header found so (reporters key on them)  # a repository larger than this is not indexed by name (a clear note says so)
+MAX_INDEXED_FILES = 200_000  # larger repositories are not searched by name: their missing includes stay dropped
+FOUND_BY_NAME = "found by its name at"  # the words of a note on a header found so (reporters key on them)
 
 
 class IncludeResolver:
