@@ -167,6 +167,20 @@ def test_clean_repository_exits_0(tmp_path):
     assert "1 verified" in r.stdout
 
 
+def test_root_alone_names_the_directory_scanned(tmp_path):
+    """`--root DIR` with no paths scans DIR, not the current directory; a root that is no
+    directory is a usage error."""
+    repo = make_repo(tmp_path, CLEAN)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    r = kernelvet("scan", "--root", str(repo), cwd=elsewhere)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "1 verified" in r.stdout
+    r = kernelvet("scan", "--root", str(tmp_path / "nowhere"))
+    assert r.returncode == 2 and "--root" in r.stderr and "no such directory" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
 def test_unsupported_construct_exits_3_with_location(tmp_path):
     kernel = CLEAN.replace("x[static_cast<int64_t>(blockIdx.x) * h + i] = 0.f;",
                            "x[static_cast<int64_t>(blockIdx.x) * h + i] = 0.f; goto done; done:;")

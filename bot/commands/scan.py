@@ -13,7 +13,8 @@ def register(sub) -> None:
     p = sub.add_parser("scan", help="verify every op of the manifest (or those in the given files)",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="*", help="a repository directory (default: .), or files of it to restrict the scan to")
-    p.add_argument("--root", help="the repository root when PATHS are files (default: the current directory)")
+    p.add_argument("--root", help="the repository root: the directory scanned when no PATHS are given, and the root "
+                                  "PATHS are files of (default: the current directory)")
     add_repo_args(p)
     add_output_args(p)
     p.add_argument("--progress", action="store_true",
@@ -68,7 +69,11 @@ def run(args) -> int:
     from ..suppress import apply, baseline_document
     from . import common
 
-    paths = [Path(p) for p in args.paths] or [Path(".")]
+    # `--root DIR` alone scans DIR: a root named and then ignored for "." would scan another tree.
+    paths = [Path(p) for p in args.paths] or [Path(args.root or ".")]
+    if args.root and not Path(args.root).is_dir():
+        print(f"kernelvet: --root {args.root}: no such directory", file=sys.stderr)
+        return EXIT_USAGE
     if len(paths) == 1 and paths[0].is_dir():
         root, only = paths[0], None
     else:
