@@ -58,6 +58,8 @@ STATIC_ONLY_UNINITIALIZED = ("an uninitialized value is whatever the register or
 STATIC_ONLY_RUNTIME_COPY = ("the CUDA runtime checks a copy's range only against the allocation it starts in: a range "
                             "that starts outside it fails where no allocation lies there, and reads or writes the "
                             "neighbouring allocation, unreported, where one does")
+STATIC_ONLY_HOST = ("the object is host memory, which compute-sanitizer does not watch (AddressSanitizer on the host "
+                    "code does)")
 STATIC_ONLY_IN_OBJECT = "the access stays inside the object, so compute-sanitizer sees a valid access"
 # Measured with bench/block_scope_atomics.py: an H200 performs global atomics of every scope at L2,
 # and 4,096 blocks adding into shared counters with atomicAdd_block lost no update in 20 runs.

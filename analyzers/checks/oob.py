@@ -9,7 +9,7 @@ import z3
 
 from ..engine import ints
 from .base import Check, depends_on_summary, make_finding, span_key, value_of
-from ..findings import STATIC_ONLY, STATIC_ONLY_IN_OBJECT, STATIC_ONLY_RUNTIME_COPY
+from ..findings import STATIC_ONLY, STATIC_ONLY_HOST, STATIC_ONLY_IN_OBJECT, STATIC_ONLY_RUNTIME_COPY
 
 CHECK_OF_REGION = {
     "global": "oob", "constant": "oob", "host": "oob", "shared": "shared-oob", "dynamic_shared": "shared-oob",
@@ -187,11 +187,14 @@ class BoundsCheck(Check):
         what = WHAT[check]
         if region.kind == "dynamic_shared" and region.span is not None:
             what = f"dynamic shared memory, the size the launch at {region.span.file}:{region.span.line} gives"
+        host_object = check == "local-oob" and ctx.kernel is None  # the host code's own object or argument
+        if host_object:
+            what = "host memory"
         msg = (f"{action} of {ev.size} bytes at byte offset {at} of `{region.name}` ({size} bytes, {what}), "
                f"{where}: `{ev.span.text}`")
         reason = None  # the check's, unless the access's kind says more
         if check == "local-oob":
-            reason = STATIC_ONLY[check]
+            reason = STATIC_ONLY_HOST if host_object else STATIC_ONLY[check]
         elif ev.copy_end == "first" and region.kind == "global":
             reason = STATIC_ONLY_RUNTIME_COPY
         if reason is not None:

@@ -13,6 +13,11 @@ too. Two guarantees are asked about, and nothing else:
 - **zero**: an integer argument at 0, or an integer field of a struct taken by value (``g.nodes``),
   that nothing on the path decides on (``if (n == 0)`` makes 0 a case the op handles, and a
   finding there stays a bug).
+- **state**: an access to a caller's object (a struct argument, by value or by reference) at an
+  offset that only the integer fields of struct arguments decide, none of which a check or branch
+  on the path reads: the object's own state indexing its own tables (llama.cpp's context reads its
+  stream at ``streams[device][0]``; its callers made ``device`` a device). Checked anywhere, or
+  mixed with a size, a thread or an argument, the finding stays a bug.
 
 A finding is a contract finding when it cannot happen with both guarantees kept (the solver says
 so; an undecided query leaves it a bug).
@@ -33,7 +38,7 @@ UNBOUNDED = 1 << 62
 def ask_later(ctx, finding, pc, cond, sized=None, cond_i=None, model=None) -> None:
     """Queue a zero-config finding's question until the instance has run (``settle``): its queries
     add terms to the integer tier, which must not change how the rest of the instance is decided."""
-    if ctx.zero_config and ctx.contract_dims:
+    if ctx.zero_config and (ctx.contract_dims or ctx.state_fields):
         ctx.contract_questions.append((finding, tuple(pc), cond, sized, cond_i, model))
 
 
@@ -55,9 +60,13 @@ def reason(ctx, pc, cond: z3.BoolRef, sized=None, cond_i=None, model=None) -> st
     ``cond``: the failure (``cond_i``: in the integers, where the check has it); ``sized``:
     (region, offset term) of an out-of-bounds access; ``model``: the finding's witness, which
     answers at once when it keeps both guarantees."""
-    if not ctx.zero_config or not ctx.contract_dims:
+    if not ctx.zero_config or not (ctx.contract_dims or ctx.state_fields):
         return ""
     pc = [t for t in pc if t.get_id() not in ctx.continued]  # reported accesses taken as in bounds
+    if sized is not None:
+        state = _object_state(ctx, pc, *sized)
+        if state:
+            return state
     grown: list[str] = []
     larger, larger_i = cond, cond_i
     if sized is not None:
@@ -99,6 +108,23 @@ def reason(ctx, pc, cond: z3.BoolRef, sized=None, cond_i=None, model=None) -> st
     if size_alone or zero_alone:
         return size_text if size_alone else zero_text
     return f"{size_text}, or {zero_text}"
+
+
+def _object_state(ctx, pc, region, offset) -> str:
+    """The **state** guarantee: the offset into the caller's object ``region`` is decided by
+    integer fields of struct arguments alone, and nothing on the path reads them."""
+    if region.kind != "param" or not ctx.state_fields:
+        return ""
+    field_of = {n: path for path, v in ctx.state_fields.items() for n in _names(ctx, v.bv)}
+    names = _names(ctx, offset)
+    if not names or not names <= field_of.keys():
+        return ""
+    for t in pc:
+        if t.get_id() not in ctx.setup_ids and names & _names(ctx, t):
+            return ""  # the op checks or branches on them: what it assumed is its own to get right
+    fields = " and ".join(f"`{f}`" for f in sorted({field_of[n] for n in names}))
+    return (f"it needs {fields} to index past the {region.size_lo} bytes of `{region.name}`: the object's own state, "
+            "which its callers keep in range and the op never checks")
 
 
 def _names(ctx, term) -> set:

@@ -338,6 +338,7 @@ class HostOps:
             elif isinstance(x, IntV) and x.ty.size >= min_size:
                 lo, hi = max(limits.scalar_lo, x.ty.min), min(limits.scalar_hi, x.ty.max)  # a short's too
                 v.fields[field_name] = ranged = ranged_int(self, st, path, x.ty, lo, hi)
+                self.ctx.state_fields[path] = ranged
                 if path in self.ctx.contract_scalars:
                     self.ctx.contract_dims[path] = ranged
                     self.ctx.scalar_dims.add(path)
