@@ -278,3 +278,114 @@ def test_a_comment_in_the_defining_file_or_an_unrelated_sibling_verifies_nothing
     # A sibling source file that defines nothing the op's file or headers name: not even hashed.
     got = _impact_after(tmp_path / "b", "csrc/moe/topk_utils.cu", "int clamp_topk(int k) {\n  return k < 2 ? 2 : k;\n}\n")
     assert got == {"decision": "unaffected", "reasons": []}
+
+
+# A C library laid out as llama.cpp's ggml is: its header in include/, its C source in src/, the CUDA
+# backend in src/cuda/. The op calls the library's helpers (defined in the C file, found by the
+# header's name) and asserts through its [[noreturn]] abort helper, whose body formats a message
+# from its variadic arguments.
+LIB_HEADER = """
+#pragma once
+#include <stdint.h>
+#include <stdbool.h>
+#define TL_MAX_DIMS 4
+#ifdef __cplusplus
+#define TL_NORETURN [[noreturn]]
+extern "C" {
+#else
+#define TL_NORETURN _Noreturn
+#endif
+struct tl_tensor {
+  int64_t ne[TL_MAX_DIMS];
+  size_t nb[TL_MAX_DIMS];
+  void* data;
+};
+int64_t tl_nelements(const struct tl_tensor* t);
+bool tl_is_contiguous(const struct tl_tensor* t);
+TL_NORETURN void tl_abort(const char* file, int line, const char* fmt, ...);
+#define TL_ASSERT(x) do { if (!(x)) tl_abort(__FILE__, __LINE__, "TL_ASSERT(%s) failed", #x); } while (0)
+#ifdef __cplusplus
+}
+#endif
+"""
+
+LIB_SOURCE = """
+#include "tensorlib.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int64_t tl_nelements(const struct tl_tensor* t) {
+  return t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3];
+}
+
+bool tl_is_contiguous(const struct tl_tensor* t) {
+  return t->nb[0] == sizeof(float) && t->nb[1] == t->nb[0] * t->ne[0] && t->nb[2] == t->nb[1] * t->ne[1] &&
+         t->nb[3] == t->nb[2] * t->ne[2];
+}
+
+void tl_abort(const char* file, int line, const char* fmt, ...) {
+  fprintf(stderr, "%s:%d: ", file, line);
+  va_list args;
+  va_start(args, fmt);
+  vfprintf(stderr, fmt, args);
+  va_end(args);
+  abort();
+}
+"""
+
+LIB_OP = """
+#include <cuda_runtime.h>
+#include "tensorlib.h"
+
+static __global__ void scale_f32(const float* x, float* dst, const float scale, const int64_t k) {
+  const int64_t i = (int64_t)blockDim.x * blockIdx.x + threadIdx.x;
+  if (i >= k) {  // GUARD
+    return;
+  }
+  dst[i] = scale * x[i];  // ACCESS
+}
+
+void tl_cuda_scale(const struct tl_tensor* src, struct tl_tensor* dst, float scale) {
+  TL_ASSERT(tl_is_contiguous(src) && tl_is_contiguous(dst));
+  TL_ASSERT(tl_nelements(dst) == tl_nelements(src));
+  const int64_t k = tl_nelements(src);
+  scale_f32<<<(k + 255) / 256, 256>>>((const float*)src->data, (float*)dst->data, scale, k);
+}
+"""
+
+
+def _library(tmp_path, op=LIB_OP):
+    (tmp_path / "include").mkdir()
+    (tmp_path / "include" / "tensorlib.h").write_text(LIB_HEADER)
+    (tmp_path / "src" / "cuda").mkdir(parents=True)
+    (tmp_path / "src" / "tensorlib.c").write_text(LIB_SOURCE)
+    (tmp_path / "src" / "cuda" / "scale.cu").write_text(op)
+    return tmp_path
+
+
+def test_a_library_helper_defined_in_the_c_source_named_after_its_header_is_run(tmp_path):
+    """tl_nelements and tl_is_contiguous have no body in the op's translation unit: they are taken
+    from src/tensorlib.c (named after include/tensorlib.h), and the failed assertion's call of the
+    [[noreturn]] tl_abort ends the path as abort() would, without running its va_list body."""
+    doc = _scan(_library(tmp_path))
+    [inst] = [i for i in doc["instances"] if i["op"] == "tl_cuda_scale"]
+    assert inst["verdict"] == "verified", inst
+    assert any(k.startswith("scale_f32") for k in inst["kernels"])
+    assert not doc["findings"]
+
+
+def test_a_bug_past_the_library_helpers_is_found(tmp_path):
+    """The same op with the thread's index in 32 bits: the helpers run, so the launch is reached,
+    and past 2^31 elements (a size tl_nelements computes) the index wraps. (The tensors' `data`
+    points to memory of a size nobody states, so only what the index itself does is checked.)"""
+    # Without the contiguity assertion: zero-config ranges a shape member's elements (`nb` as `ne`)
+    # to 2^15 each, so `nb[3] == nb[2] * ne[2]` would bound the tensor below 2^28 elements.
+    op = LIB_OP.replace("const int64_t i = (int64_t)blockDim.x * blockIdx.x + threadIdx.x;",
+                        "const int i = blockDim.x * blockIdx.x + threadIdx.x;  // INDEX") \
+        .replace("  TL_ASSERT(tl_is_contiguous(src) && tl_is_contiguous(dst));\n", "")
+    doc = _scan(_library(tmp_path, op))
+    [inst] = [i for i in doc["instances"] if i["op"] == "tl_cuda_scale"]
+    assert inst["verdict"] == "bug", inst
+    places = {(f["location"]["file"], f["location"]["line"], f["check"]) for f in doc["findings"]}
+    assert places == {("src/cuda/scale.cu", _line(op, "INDEX"), "narrowing")}

@@ -1,4 +1,5 @@
-"""Attributes the Python binding does not expose: ``__launch_bounds__``, a variable's ``alignas``.
+"""Attributes the Python binding does not expose: ``__launch_bounds__``, a variable's ``alignas``,
+a function's ``noreturn``.
 
 libclang shows the attribute only as an unexposed child, so its argument is read from the
 declaration's tokens (``__launch_bounds__(kThreads)`` and torch's ``C10_LAUNCH_BOUNDS_1``), with the
@@ -116,3 +117,25 @@ def _evaluate(text: str) -> int | None:
     except (ValueError, ZeroDivisionError):
         return None
     return v if v > 0 else None
+
+
+_NORETURN = ("noreturn", "_Noreturn", "__noreturn__")
+
+
+def is_noreturn(c: ci.Cursor) -> bool:
+    """Whether a function is declared not to return (``[[noreturn]]``, ``_Noreturn``,
+    ``__attribute__((noreturn))``) on any declaration of it: a library's abort helper
+    (``ggml_abort``), whose call ends the path as ``abort()`` does."""
+    if "noreturn" in c.type.spelling:
+        return True  # the GNU spelling is part of the function's type
+    seen = set()
+    for d in (c, c.canonical, c.get_definition()):
+        if d is None or d.hash in seen:
+            continue
+        seen.add(d.hash)
+        for k in d.get_children():
+            if k.kind == CK.UNEXPOSED_ATTR:
+                first = next(iter(k.get_tokens()), None)
+                if first is not None and first.spelling in _NORETURN:
+                    return True
+    return False

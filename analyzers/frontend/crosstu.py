@@ -5,8 +5,10 @@ is defined, and explicitly instantiated, in a sibling ``.cu`` file; ``get_device
 in a utility ``.cu``. The engine follows such a call into the file that defines it, lowered there
 (with that file's macros and includes) and run as part of the op.
 
-Where to look: source files (``.cu``, ``.cc``, ``.cpp``) in the caller's directory and in the
-directory of the header that declares the function, that name it. A template specialization is
+Where to look: source files (``.cu``, ``.cc``, ``.cpp``, ``.c``) in the caller's directory and in
+the directory of the header that declares the function, that name it; and the repository's one
+source file named after that header, wherever it lies (``ggml/include/ggml.h`` declares what
+``ggml/src/ggml.c`` defines: a library's headers and sources in separate trees). A template specialization is
 found among those the defining file explicitly instantiates (``template void f<T, 4>(...);``, the
 only ones another file can link to): the file is parsed once more with one line naming each
 (``(void)&ns::f<T, 4>;``), which gives the engine their instantiated bodies.
@@ -24,7 +26,7 @@ from .parse import ParseError
 from .typemap import qualified_name
 
 CK = ci.CursorKind
-SOURCE_SUFFIXES = (".cu", ".cc", ".cpp")
+SOURCE_SUFFIXES = (".cu", ".cc", ".cpp", ".c")
 _STUB = "__kernelvet_xtu_"
 
 
@@ -59,6 +61,13 @@ class CrossTU:
             for p in sorted(d.iterdir()):
                 if p.suffix in SOURCE_SUFFIXES and p.resolve() != caller_file and defines.search(self._text(p)):
                     out.append(p.resolve())
+        if decl_file.suffix not in SOURCE_SUFFIXES:
+            for suffix in SOURCE_SUFFIXES:
+                found = self.ws.resolver.by_name(decl_file.stem + suffix)
+                if found is not None:
+                    p = found[0].resolve()
+                    if p != caller_file and p not in out and defines.search(self._text(p)):
+                        out.append(p)
         return out
 
     def _text(self, p: Path) -> str:

@@ -922,6 +922,9 @@ class Lowerer:
                 args = self.arguments(args_c[1:], ref)
         else:
             args = self.arguments(args_c, ref)
+            if ref.kind == CK.FUNCTION_DECL and attrs.is_noreturn(ref):
+                # Nothing after it runs: the path ends here, whatever the body does on its way out.
+                return N.Call(N.NORETURN_CALL, None, args, ty, span=sp)
         # After the operands: a lambda operand registers its closure before its operator() lowers.
         key = self.function(ref)
         return N.Call(name, key, args, ty, this, None, targs, ptypes, span=sp)

@@ -30,6 +30,8 @@ SHIM_PREFIX = "<kernelvet-shims>/"
 # A new-expression of scalars or plain structs (`new int[n]`): a host allocation of that many bytes,
 # lowered to a call of this name (frontend/lower.py) that the allocation model answers.
 NEW_CALL = "__kernelvet_new"
+# A call of a function declared not to return (``[[noreturn]] void fail(...)``): the path ends.
+NORETURN_CALL = "__kernelvet_noreturn"
 
 
 def in_user_code(span: Span, stack: tuple) -> tuple[Span, tuple]:

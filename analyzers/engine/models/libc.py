@@ -135,6 +135,27 @@ def no_memory(interp, st, call, this, args):
     return VOID if isinstance(ty, T.VoidType) else _status(interp, call)
 
 
+@model("__builtin_va_start", "__builtin_va_end", "__builtin_va_copy", "vprintf", "vfprintf")
+def variadic_arguments(interp, st, call, this, args):
+    """A variadic function's argument list (va_start, va_end, va_copy) and the output formatted
+    from it: the list's state is the library's, and what va_arg reads from it is a value of the
+    engine's choosing (a body-less builtin); console output touches no memory the engine tracks."""
+    ty = T.strip_ref(call.ty)
+    return VOID if isinstance(ty, T.VoidType) else _status(interp, call)
+
+
+@model("snprintf", "vsnprintf")
+def format_bounded(interp, st, call, this, args):
+    """snprintf / vsnprintf(buf, n, fmt, ...): up to n bytes written at buf (n = 0 writes none, and
+    buf may then be NULL)."""
+    buf, n = args[0], args[1]
+    if isinstance(buf, PtrV) and isinstance(n, IntV) and buf.region.kind != "null":
+        _check_range(interp, st, buf, n, True, call.span)
+        if buf.region.tracked:
+            interp.forget_content(st, buf.region, call.span)
+    return _status(interp, call)
+
+
 @model("sqrt", "sqrtf", "std::sqrt")
 def square_root(interp, st, call, this, args):
     """The square root of an exactly known perfect square, on the host (libm rounds correctly; a

@@ -788,7 +788,7 @@ def device_properties(interp, st, call, this, args):
 
 
 @model("kernelvet_detail::check_failed", "__kernelvet_throw", "__assert_fail", "abort", "exit", "__trap",
-       "std::abort", "std::exit")
+       "std::abort", "std::exit", N.NORETURN_CALL)
 def check_failed(interp, st, call, this, args):
     # A check a shim's macro makes (TVM_FFI_ICHECK) fails at the user's line that wrote it.
     span, _ = N.in_user_code(call.span, interp.stack_spans(st))

@@ -1,5 +1,6 @@
 #pragma once
 #include <stddef.h>
+#include <stdarg.h>
 #include <kernelvet_cuda.h>
 typedef struct __kv_FILE FILE;
 extern "C" {
@@ -12,6 +13,11 @@ FILE* __kv_std_stream(int fd);
 int fprintf(FILE* f, const char* fmt, ...);
 int snprintf(char* buf, size_t n, const char* fmt, ...);
 int sprintf(char* buf, const char* fmt, ...);
+// The va_list forms (a library's own logging: ggml_log_internal_v).
+int vprintf(const char* fmt, va_list ap);
+int vfprintf(FILE* f, const char* fmt, va_list ap);
+int vsnprintf(char* buf, size_t n, const char* fmt, va_list ap);
+int vsprintf(char* buf, const char* fmt, va_list ap);
 int puts(const char* s);
 int getchar(void);
 int putchar(int c);
