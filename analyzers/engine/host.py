@@ -229,7 +229,8 @@ class HostOps:
             self.ctx.note(f"'{p.name}' points to a {pointee.name} of any contents" + (
                 f" (integer fields in [0, {Limits().scalar_hi:,}], as integer arguments; an integer array member of "
                 f"up to {SHAPE_MEMBER_MAX} elements is a shape: each element at least 1 and small enough that no "
-                f"product of them wraps, every prefix product at most {Limits().max_numel:,})"
+                f"product of them wraps, at most 2^(62/n) for n elements (32,768 for four: a stride or a "
+                f"dimension past it is not explored), every prefix product at most {Limits().max_numel:,})"
                 if self.ctx.zero_config else "")
                 + (f"; its pointer members {', '.join(pointers)} point to memory of a size nobody states: accesses "
                    "through them are checked for negative offsets only" if pointers else ""))
