@@ -389,3 +389,23 @@ def test_a_bug_past_the_library_helpers_is_found(tmp_path):
     assert inst["verdict"] == "bug", inst
     places = {(f["location"]["file"], f["location"]["line"], f["check"]) for f in doc["findings"]}
     assert places == {("src/cuda/scale.cu", _line(op, "INDEX"), "narrowing")}
+
+
+def test_two_translation_units_that_link_each_other_answer_without_recursing():
+    """ggml-cuda.cu runs mmq.cu's launcher, which calls a function defined back in ggml-cuda.cu:
+    the two programs link each other. A lookup walks the links once each (it recursed without end
+    and planning the op failed with RecursionError); a function pending in the other unit is
+    lowered when asked for."""
+    from analyzers.kir import nodes as N
+
+    lowered = []
+    a, b = N.Program(path="a.cu"), N.Program(path="b.cu")
+    b.functions.loader = lambda key: (lowered.append(key), dict.__setitem__(b.functions, key, "fn " + key))
+    b.functions.pending["helper"] = False
+    a.link(b)
+    b.link(a)
+    assert "missing" not in a.functions and a.functions.get("missing") is None
+    assert "missing" not in a.globals and a.globals.get("missing") is None
+    assert "helper" in a.functions and a.functions["helper"] == "fn helper" and lowered == ["helper"]
+    dict.__setitem__(a.globals, "g", "global of a")
+    assert b.globals["g"] == "global of a"

@@ -427,16 +427,36 @@ def children(node) -> list:
 
 
 class LinkedDict(dict):
-    """A dict that also answers from linked dicts (another translation unit's globals)."""
+    """A dict that also answers from linked dicts (another translation unit's globals), and from
+    theirs in turn. Two translation units can link each other (ggml-cuda.cu runs mmq.cu's launcher,
+    which calls ggml_cuda_info() back in ggml-cuda.cu), so the links are walked once each, not
+    recursively."""
 
     def __init__(self):
         super().__init__()
         self.linked: list[dict] = []
 
+    def _reachable(self):
+        """The dicts linked to this one, transitively, each once, nearest first."""
+        seen, todo = {id(self)}, list(self.linked)
+        while todo:
+            other = todo.pop(0)
+            if id(other) in seen:
+                continue
+            seen.add(id(other))
+            yield other
+            todo.extend(getattr(other, "linked", ()))
+
+    def _own(self, key) -> bool:
+        return dict.__contains__(self, key)
+
+    def _own_item(self, key):
+        return dict.__getitem__(self, key)
+
     def __missing__(self, key):
-        for other in self.linked:
-            if key in other:
-                return other[key]
+        for other in self._reachable():
+            if other._own(key) if isinstance(other, LinkedDict) else dict.__contains__(other, key):
+                return other._own_item(key) if isinstance(other, LinkedDict) else dict.__getitem__(other, key)
         raise KeyError(key)
 
     def get(self, key, default=None):
@@ -446,7 +466,8 @@ class LinkedDict(dict):
             return default
 
     def __contains__(self, key) -> bool:
-        return dict.__contains__(self, key) or any(key in o for o in self.linked)
+        return self._own(key) or any(o._own(key) if isinstance(o, LinkedDict) else dict.__contains__(o, key)
+                                     for o in self._reachable())
 
 
 class LazyFunctions(LinkedDict):
@@ -468,8 +489,14 @@ class LazyFunctions(LinkedDict):
         dict.__setitem__(self, key, fn)
         return fn
 
-    def __contains__(self, key) -> bool:
-        return super().__contains__(key) or key in self.pending
+    def _own(self, key) -> bool:
+        return dict.__contains__(self, key) or key in self.pending
+
+    def _own_item(self, key):
+        """This unit's function, lowered now if it is pending, without asking the linked units."""
+        if not dict.__contains__(self, key) and key in self.pending and self.loader is not None:
+            self.loader(key)
+        return dict.__getitem__(self, key)
 
     def load(self, keep=lambda key, is_kernel: True) -> None:
         """Lower every pending function ``keep`` selects (and what those reach)."""
