@@ -245,6 +245,27 @@ SNIPPETS = {
           halve<<<(n + 255) / 256, 256, 0, stream>>>(x, n);
         }
         """, ["run"]),
+    # A block reduction of each thread's several items with a functor (FlashInfer's sampling:
+    # the last valid index of a tile, `BlockReduce<int, ...>.Reduce(valid_index, MaxReduceOp{})`).
+    "cub_reduce_items_with_functor": ("""
+        #include <cub/cub.cuh>
+        #include <cuda/functional>
+        template <int BLOCK_THREADS, int VEC_SIZE>
+        __global__ void last_valid(const float* __restrict__ probs, int* __restrict__ out, int d) {
+          using BlockReduce = cub::BlockReduce<int, BLOCK_THREADS>;
+          __shared__ typename BlockReduce::TempStorage storage;
+          int valid_index[VEC_SIZE];
+          for (int j = 0; j < VEC_SIZE; ++j) {
+            const int i = threadIdx.x * VEC_SIZE + j;
+            valid_index[j] = i < d && probs[i] > 0.f ? i : -1;
+          }
+          const int last = BlockReduce(storage).Reduce(valid_index, cuda::maximum<>{});
+          if (threadIdx.x == 0) *out = last;
+        }
+        void find_last_valid(const float* probs, int* out, int d, cudaStream_t stream) {
+          last_valid<256, 4><<<1, 256, 0, stream>>>(probs, out, d);
+        }
+        """, ["find_last_valid"]),
 }
 
 

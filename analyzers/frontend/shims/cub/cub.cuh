@@ -33,6 +33,7 @@ class BlockReduce {
   template <int N> __device__ T Sum(T (&inputs)[N]);
   template <class Op> __device__ T Reduce(T input, Op reduction_op);
   template <class Op> __device__ T Reduce(T input, Op reduction_op, int num_valid);
+  template <int N, class Op> __device__ T Reduce(T (&inputs)[N], Op reduction_op);
 };
 
 template <typename T, int LOGICAL_WARP_THREADS = 32, int LEGACY_PTX_ARCH = 0>
