@@ -266,6 +266,27 @@ SNIPPETS = {
           last_valid<256, 4><<<1, 256, 0, stream>>>(probs, out, d);
         }
         """, ["find_last_valid"]),
+    # A member template called on a dependent object without the `template` keyword, which nvcc
+    # accepts and clang does not (FlashInfer's sampling kernels): parsed as if it were written.
+    "member_template_call_without_keyword": ("""
+        #include <cstdint>
+        #include <cub/cub.cuh>
+        struct BoolDiffOp {
+          __device__ bool operator()(const bool& a, const bool& b) const { return a != b; }
+        };
+        template <uint32_t BLOCK_THREADS, uint32_t VEC_SIZE>
+        __global__ void flag_changes(const bool* __restrict__ in, bool* __restrict__ out) {
+          __shared__ typename cub::BlockAdjacentDifference<bool, BLOCK_THREADS>::TempStorage storage;
+          bool items[VEC_SIZE], flags[VEC_SIZE];
+          for (uint32_t j = 0; j < VEC_SIZE; ++j) items[j] = in[threadIdx.x * VEC_SIZE + j];
+          cub::BlockAdjacentDifference<bool, BLOCK_THREADS>(storage)
+              .SubtractLeft<VEC_SIZE>(items, flags, BoolDiffOp());
+          for (uint32_t j = 0; j < VEC_SIZE; ++j) out[threadIdx.x * VEC_SIZE + j] = flags[j];
+        }
+        void flag(const bool* in, bool* out, cudaStream_t stream) {
+          flag_changes<128, 4><<<1, 128, 0, stream>>>(in, out);
+        }
+        """, ["flag"]),
 }
 
 
