@@ -266,19 +266,30 @@ SNIPPETS = {
           last_valid<256, 4><<<1, 256, 0, stream>>>(probs, out, d);
         }
         """, ["find_last_valid"]),
-    # A member template called on a dependent object without the `template` keyword, which nvcc
-    # accepts and clang does not (FlashInfer's sampling kernels): parsed as if it were written.
+    # A member template called on a dependent object or class without the `template` keyword,
+    # which nvcc accepts and clang does not (FlashInfer's sampling kernels and vector casts):
+    # parsed as if it were written.
     "member_template_call_without_keyword": ("""
         #include <cstdint>
         #include <cub/cub.cuh>
         struct BoolDiffOp {
           __device__ bool operator()(const bool& a, const bool& b) const { return a != b; }
         };
+        template <typename T, typename S> struct vec_cast {
+          template <uint32_t N> __device__ static void cast(T* dst, const S* src) {
+            for (uint32_t j = 0; j < N; ++j) dst[j] = static_cast<T>(src[j]);
+          }
+        };
+        template <typename T, typename S, uint32_t N> __device__ void cast_from(T* dst, const S* src) {
+          vec_cast<T, S>::cast<N>(dst, src);
+        }
         template <uint32_t BLOCK_THREADS, uint32_t VEC_SIZE>
         __global__ void flag_changes(const bool* __restrict__ in, bool* __restrict__ out) {
           __shared__ typename cub::BlockAdjacentDifference<bool, BLOCK_THREADS>::TempStorage storage;
           bool items[VEC_SIZE], flags[VEC_SIZE];
-          for (uint32_t j = 0; j < VEC_SIZE; ++j) items[j] = in[threadIdx.x * VEC_SIZE + j];
+          bool loaded[VEC_SIZE];
+          for (uint32_t j = 0; j < VEC_SIZE; ++j) loaded[j] = in[threadIdx.x * VEC_SIZE + j];
+          cast_from<bool, bool, VEC_SIZE>(items, loaded);
           cub::BlockAdjacentDifference<bool, BLOCK_THREADS>(storage)
               .SubtractLeft<VEC_SIZE>(items, flags, BoolDiffOp());
           for (uint32_t j = 0; j < VEC_SIZE; ++j) out[threadIdx.x * VEC_SIZE + j] = flags[j];

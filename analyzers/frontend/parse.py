@@ -157,16 +157,22 @@ def clang_args(cfg: ParseConfig, overlay: str, found_dirs=()) -> list[str]:
 # keyword (`BlockAdjacentDifference<bool, kThreads>(s).SubtractLeft<N>(...)`): it read `<` as less-than.
 _NO_TEMPLATE_KEYWORD = "reference to non-static member function must be called"
 _MEMBER_TEMPLATE_CALL = re.compile(r"[A-Za-z_]\w*\s*<")
+# The same for a static member template of a dependent class (`vec_cast<T, S>::cast<N>(...)`):
+# clang reports it at the start of the qualified name.
+_NO_TEMPLATE_KEYWORD_QUALIFIED = "reference to overloaded function could not be resolved"
+_QUALIFIED_TEMPLATE_CALL = re.compile(r"[A-Za-z_][\w:]*\s*<[^;]*?>\s*::\s*(?=[A-Za-z_]\w*\s*<)")
 
 
 def _template_keywords(tu, unsaved: dict, workspace: Path) -> dict[str, str]:
     """The repository files to parse again with `template` written before each member template call
-    that lacks it: nvcc accepts `x.f<N>(...)` on a dependent object (FlashInfer's sampling kernels),
-    clang does not. Only that line changes (its later columns move by nine)."""
+    that lacks it: nvcc accepts `x.f<N>(...)` on a dependent object and `C<T>::f<N>(...)` on a
+    dependent class (FlashInfer's sampling kernels and vector casts), clang does not. Only that line
+    changes (its later columns move by nine)."""
     places: dict[str, set] = {}
     for d in tu.diagnostics:
         loc = d.location
-        if d.severity >= ci.Diagnostic.Error and d.spelling == _NO_TEMPLATE_KEYWORD and loc.file is not None:
+        if d.severity >= ci.Diagnostic.Error and loc.file is not None and (
+                d.spelling == _NO_TEMPLATE_KEYWORD or d.spelling.startswith(_NO_TEMPLATE_KEYWORD_QUALIFIED)):
             places.setdefault(loc.file.name, set()).add((loc.line, loc.column))
     out: dict[str, str] = {}
     for name, where in places.items():
@@ -184,8 +190,13 @@ def _template_keywords(tu, unsaved: dict, workspace: Path) -> dict[str, str]:
                 continue
             src, i = lines[line - 1], col - 1
             before = src[:i].rstrip()
+            qualified = _QUALIFIED_TEMPLATE_CALL.match(src[i:])
             if _MEMBER_TEMPLATE_CALL.match(src[i:]) and (before.endswith(".") or before.endswith("->")):
                 lines[line - 1] = src[:i] + "template " + src[i:]
+                changed = True
+            elif qualified is not None:
+                at = i + qualified.end()
+                lines[line - 1] = src[:at] + "template " + src[at:]
                 changed = True
         if changed:
             out[name] = "".join(lines)
