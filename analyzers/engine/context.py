@@ -121,6 +121,7 @@ class Context:
         self.contract_scalars: set[str] = set()
         self.caller_tensors: set[str] = set()
         self.state_fields: dict[str, object] = {}  # zero-config: each struct argument's integer field (path -> value)
+        self.shape_fields: dict[str, object] = {}  # zero-config: each shape-member element of a pointed struct
         self.setup_ids: set[int] = set()
         self.term_names: dict[int, set] = {}
         self.contract_questions: list[tuple] = []  # contract.ask_later, answered by contract.settle

@@ -18,6 +18,10 @@ too. Two guarantees are asked about, and nothing else:
   on the path reads: the object's own state indexing its own tables (llama.cpp's context reads its
   stream at ``streams[device][0]``; its callers made ``device`` a device). Checked anywhere, or
   mixed with a size, a thread or an argument, the finding stays a bug.
+- **strides**: a misaligned access whose every witness needs an element of a shape member of a
+  struct the op reads through a pointer (a ``ggml_tensor``'s ``nb[]``, its byte strides) that is no
+  multiple of 16, where nothing on the path reads that element: its producer keeps a tensor's strides
+  multiples of its element size, and an op that checks them owns what it checks.
 
 A finding is a contract finding when it cannot happen with both guarantees kept (the solver says
 so; an undecided query leaves it a bug).
@@ -38,7 +42,7 @@ UNBOUNDED = 1 << 62
 def ask_later(ctx, finding, pc, cond, sized=None, cond_i=None, model=None) -> None:
     """Queue a zero-config finding's question until the instance has run (``settle``): its queries
     add terms to the integer tier, which must not change how the rest of the instance is decided."""
-    if ctx.zero_config and (ctx.contract_dims or ctx.state_fields):
+    if ctx.zero_config and (ctx.contract_dims or ctx.state_fields or ctx.shape_fields):
         ctx.contract_questions.append((finding, tuple(pc), cond, sized, cond_i, model))
 
 
@@ -49,7 +53,8 @@ def settle(ctx) -> None:
     try:
         for finding, pc, cond, sized, cond_i, model in ctx.contract_questions:
             if id(finding) in kept:
-                finding.contract = reason(ctx, pc, cond, sized, cond_i, model)
+                finding.contract = reason(ctx, pc, cond, sized, cond_i, model) or \
+                    (_strides(ctx, pc, cond, cond_i) if finding.check == "misaligned" else "")
     except BudgetExceeded:
         pass  # the findings not yet answered stay bugs
     ctx.contract_questions.clear()
@@ -125,6 +130,34 @@ def _object_state(ctx, pc, region, offset) -> str:
     fields = " and ".join(f"`{f}`" for f in sorted({field_of[n] for n in names}))
     return (f"it needs {fields} to index past the {region.size_lo} bytes of `{region.name}`: the object's own state, "
             "which its callers keep in range and the op never checks")
+
+
+# A byte stride kept by its producer is a multiple of its element's size; 16 covers every access.
+STRIDE_ALIGNMENT = 16
+
+
+def _strides(ctx, pc, cond, cond_i=None) -> str:
+    """The **strides** guarantee of a misaligned access: impossible once each shape-member element
+    of a pointed struct it depends on, and nothing on the path reads, is a multiple of 16."""
+    if not ctx.shape_fields:
+        return ""
+    pc = [t for t in pc if t.get_id() not in ctx.continued]
+    field_of = {n: (path, v) for path, v in ctx.shape_fields.items() for n in _names(ctx, v.bv)}
+    used = _names(ctx, cond) & field_of.keys()
+    for t in pc:
+        if t.get_id() not in ctx.setup_ids:
+            used -= _names(ctx, t)  # the op reads it: what it checks is its own
+    if not used:
+        return ""
+    aligned = []
+    for n in sorted(used):
+        v = field_of[n][1]
+        aligned.append(ctx.lia.register(v.bv & (STRIDE_ALIGNMENT - 1) == 0, ints.I(v) % STRIDE_ALIGNMENT == 0))
+    if not _excluded(ctx, pc + aligned, cond, cond_i):
+        return ""
+    names = " and ".join(f"`{field_of[n][0]}`" for n in sorted(used))
+    return (f"it needs {names} to be no multiple of the access's alignment: a stride its producer keeps a multiple "
+            "of the element's size, which the op never checks")
 
 
 def _names(ctx, term) -> set:

@@ -314,6 +314,7 @@ class HostOps:
                                                z3.And(ints.I(x) >= 1, ints.I(x) <= hi)))
                 arr.fields[i] = x
                 elems.append(x)
+                self.ctx.shape_fields[f"{name}.{f.name}.{i}"] = x
                 self.ctx.dim_order.append((dim, bv))  # by the integers' name of it (lia.minimize)
                 self.ctx.dim_lo[dim] = 1
             # The products as the program computes them (`ne[0] * ne[1] * ...`, left to right): the
