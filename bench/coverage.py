@@ -8,8 +8,8 @@ CUTLASS or CuTe are out of scope), the kernels they define or include from the r
 ops of each file (torch ops and plain CUDA host functions that reach a launch). Each op runs with
 its manifest binding when ``--manifest`` binds it, otherwise in zero-config mode. Prints one row
 per kernel -- parsed / lowered / verdict (reason) / time -- and a summary: the share of kernels that
-reach ``verified`` or ``bug``, the top reasons for ``inconclusive``, and per-instance times. The
-share is also given without the kernels no build compiles (a source file no CMake file of the
+reach ``verified``, ``bug`` or ``contract`` (zero-config findings that need a call the op's callers
+do not make), the top reasons for ``inconclusive``, and per-instance times. The share is also given without the kernels no build compiles (a source file no CMake file of the
 repository names: a stand-alone test program) and without dead code (kernels nothing names but
 their definition).
 
@@ -182,7 +182,7 @@ def _span(s) -> str:
 
 def _finding(f) -> dict:
     return {"check": f.check, "at": _span(f.location), "kernel": f.kernel, "message": f.message,
-            "witness": f.witness, "zero_config": f.zero_config}
+            "witness": f.witness, "zero_config": f.zero_config, "contract": f.contract or None}
 
 
 def _inconclusive(i) -> dict:
@@ -352,7 +352,9 @@ def summarise(results: list[dict]) -> tuple[list[KernelRow], dict]:
                 for row in rows_named(name):
                     _add(row.ops, inst["op"])
                     row.seconds += inst["seconds"]
-                    bugs = [f for f in inst["findings"] if f["kernel"] and base_name(f["kernel"]) == name]
+                    mine = [f for f in inst["findings"] if f["kernel"] and base_name(f["kernel"]) == name]
+                    bugs = [f for f in mine if not f.get("contract")]
+                    contracts = [f for f in mine if f.get("contract")]
                     stuck = [i for i in inst["inconclusive"] if i["kernel"] and base_name(i["kernel"]) == name]
                     # An instance that ran out of time stops wherever it was: every kernel it
                     # reached and did not finish clean is inconclusive.
@@ -360,7 +362,12 @@ def summarise(results: list[dict]) -> tuple[list[KernelRow], dict]:
                     if bugs:
                         row.verdict = "bug"
                         row.findings.extend(bugs)
-                    elif stuck and row.verdict != "bug":
+                    elif contracts and row.verdict != "bug":
+                        # Zero-config findings every witness of which breaks what the op's callers
+                        # keep (README, "Contract findings"): decided, listed apart from bugs.
+                        row.verdict = "contract"
+                        row.findings.extend(contracts)
+                    elif stuck and row.verdict not in ("bug", "contract"):
                         row.verdict = "inconclusive"
                         row.reason = row.reason or f"{stuck[0]['reason']}: {stuck[0]['detail']} ({stuck[0]['at']})"
                     elif row.verdict == "not reached":
@@ -566,14 +573,14 @@ def print_report(rows: list[KernelRow], results: list[dict], files: list[str], s
     errors = {r["file"]: r.get("errors", 0) for r in results}
     for r in rows:
         parsed = "yes" if errors.get(r.file, 0) == 0 else "errors" if r.file in errors else "yes"
-        verdict = r.verdict + (f" ({r.reason})" if r.reason and r.verdict != "bug" else "")
-        if r.verdict == "bug":
+        verdict = r.verdict + (f" ({r.reason})" if r.reason and r.verdict not in ("bug", "contract") else "")
+        if r.verdict in ("bug", "contract"):
             verdict += " " + "; ".join(sorted({f"{f['check']} at {f['at']}" for f in r.findings}))
         print(f"{r.name[:58]:58} {(r.file + ':' + str(r.line))[-52:]:52} {parsed:6} {'yes' if r.lowered else 'no':7} "
               f"{r.seconds:8.1f}  {verdict[:220]}")
     counts = collections.Counter(r.verdict for r in rows)
     total = len(rows)
-    decided = counts["verified"] + counts["bug"]
+    decided = counts["verified"] + counts["bug"] + counts["contract"]
     instances = [i for res in results for i in res.get("instances", [])]
     times = sorted(i["seconds"] for i in instances)
     print()
@@ -581,17 +588,18 @@ def print_report(rows: list[KernelRow], results: list[dict], files: list[str], s
           f"{sum(1 for r in results if 'fatal' in r)} failed as a whole"
           + "".join(f"; {r['file']}: {why}" for r in results for why in r.get("shard_failures", []))
           + "".join(f"; {r['file']}: {r['cut_short']}" for r in results if r.get("cut_short")))
-    print(f"kernels: {total}; verified {counts['verified']}, bug {counts['bug']}, inconclusive {counts['inconclusive']}, "
-          f"not reached {counts['not reached']}; verified or bug: {decided}/{total} = {_share(decided, total)}")
+    print(f"kernels: {total}; verified {counts['verified']}, bug {counts['bug']}, contract {counts['contract']}, "
+          f"inconclusive {counts['inconclusive']}, not reached {counts['not reached']}; verified, bug or contract: "
+          f"{decided}/{total} = {_share(decided, total)}")
     unbuilt = sum(1 for r in rows if r.reason.startswith("not built"))
     if unbuilt:
         print(f"of the {total - unbuilt} kernels the build compiles ({unbuilt} are in files it does not): "
-              f"verified or bug {decided}/{total - unbuilt} = {_share(decided, total - unbuilt)}")
+              f"verified, bug or contract {decided}/{total - unbuilt} = {_share(decided, total - unbuilt)}")
     dead = sum(1 for r in rows if r.reason.startswith("dead code"))
     if dead:
         rest = total - dead - unbuilt
         print(f"of the {rest} kernels the build compiles and something names ({dead} are dead code): "
-              f"verified or bug {decided}/{rest} = {_share(decided, rest)}")
+              f"verified, bug or contract {decided}/{rest} = {_share(decided, rest)}")
     reasons = collections.Counter(r.reason.split(":")[0] for r in rows if r.verdict in ("inconclusive", "not reached"))
     print("top reasons (inconclusive / not reached): " + ", ".join(f"{why} {n}" for why, n in reasons.most_common(8)))
     if times:
@@ -635,7 +643,8 @@ def print_threads(rows: list[KernelRow], results: list[dict], root: Path) -> Non
                     undecided.add(base_name(i["kernel"]))
     users = [r for r in rows if _USES_THREADS.search(kernel_text(root, r))]
     found = [r for r in users if any(f["check"] in THREAD_CHECKS for f in r.findings)]
-    clean = [r for r in users if r not in found and r.verdict in ("verified", "bug") and r.name not in undecided]
+    clean = [r for r in users if r not in found and r.verdict in ("verified", "bug", "contract")
+             and r.name not in undecided]
     stuck = [r for r in users if r not in found and r not in clean]
     print(f"thread checks: {len(users)} kernels use shared memory, barriers or warp primitives; "
           f"{len(found) + len(clean)} reach a verdict ({_share(len(found) + len(clean), len(users))}): "

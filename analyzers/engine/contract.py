@@ -14,10 +14,11 @@ too. Two guarantees are asked about, and nothing else:
   that nothing on the path decides on (``if (n == 0)`` makes 0 a case the op handles, and a
   finding there stays a bug).
 - **state**: an access to a caller's object (a struct argument, by value or by reference) at an
-  offset that only the integer fields of struct arguments decide, none of which a check or branch
-  on the path reads: the object's own state indexing its own tables (llama.cpp's context reads its
-  stream at ``streams[device][0]``; its callers made ``device`` a device). Checked anywhere, or
-  mixed with a size, a thread or an argument, the finding stays a bug.
+  offset that only the integer fields of struct arguments decide, none of which the path bounds
+  below its default range: the object's own state indexing its own tables (llama.cpp's context
+  reads its stream at ``streams[device][0]``; its callers made ``device`` a device). A branch that
+  bounds nothing (``device == current_device``) leaves it so; an op that bounds the field
+  (``device <= 16``), or an offset mixed with a size, a thread or an argument, keeps a bug.
 - **strides**: a misaligned access whose every witness needs an element of a shape member of a
   struct the op reads through a pointer (a ``ggml_tensor``'s ``nb[]``, its byte strides) that is no
   multiple of 16, where nothing on the path reads that element: its producer keeps a tensor's strides
@@ -124,9 +125,10 @@ def _object_state(ctx, pc, region, offset) -> str:
     names = _names(ctx, offset)
     if not names or not names <= field_of.keys():
         return ""
-    for t in pc:
-        if t.get_id() not in ctx.setup_ids and names & _names(ctx, t):
-            return ""  # the op checks or branches on them: what it assumed is its own to get right
+    for n in sorted(names):
+        v = ctx.state_fields[field_of[n]]
+        if not ctx.feasible(pc, ctx.lia.register(v.bv == v.hi, ints.I(v) == v.hi)):
+            return ""  # the op bounds it below its default range: what it assumed is its own to get right
     fields = " and ".join(f"`{f}`" for f in sorted({field_of[n] for n in names}))
     return (f"it needs {fields} to index past the {region.size_lo} bytes of `{region.name}`: the object's own state, "
             "which its callers keep in range and the op never checks")
