@@ -9,9 +9,9 @@ ops of each file (torch ops and plain CUDA host functions that reach a launch). 
 its manifest binding when ``--manifest`` binds it, otherwise in zero-config mode. Prints one row
 per kernel -- parsed / lowered / verdict (reason) / time -- and a summary: the share of kernels that
 reach ``verified``, ``bug`` or ``contract`` (zero-config findings that need a call the op's callers
-do not make), the top reasons for ``inconclusive``, and per-instance times. The share is also given without the kernels no build compiles (a source file no CMake file of the
-repository names: a stand-alone test program) and without dead code (kernels nothing names but
-their definition).
+do not make), the top reasons for ``inconclusive``, and per-instance times. The share is also
+given without the kernels no build compiles (a source file no CMake file of the repository names: a
+stand-alone test program) and without dead code (kernels nothing names but their definition).
 
 Each file is verified in its own process with a hard limit on its CPU time (budgets count work
 units, docs/performance.md, so a loaded machine gives the same verdicts, only later), so a kernel that hangs the
