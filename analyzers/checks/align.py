@@ -168,7 +168,7 @@ class AlignmentCheck(Check):
         msg = (f"{ev.size}-byte {action} at byte offset {at} of `{region.name}` ({WHAT[region.kind]}, base "
                f"{region.align}-byte aligned) needs {need}-byte alignment; {at} is {at % need} past a multiple "
                f"of {need}: `{ev.span.text}`")
-        finding = make_finding(ctx, st, "misaligned", msg, ev.span, model, cond, expression=ev.span,
+        finding = make_finding(ctx, st, "misaligned", msg, ev.span, model, cond, cond_i=cond_i, expression=ev.span,
                                trace=list(ev.stack))
         ctx.report(finding)
         self.witnesses.append((ctx.kernel, finding, model))
