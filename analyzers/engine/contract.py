@@ -5,7 +5,7 @@ Without a binding, every size is a symbol within default ranges, and a launcher 
 what its callers guarantee (an output as long as the input, a group size that is not 0) admits
 calls that break it. A finding whose every witness breaks such a guarantee is a ``contract``
 finding: real for that call, but a call the op's callers never make unless they break the contract
-too. Two guarantees are asked about, and nothing else:
+too. Four guarantees are asked about, and nothing else:
 
 - **sizes**: an out-of-bounds access of a caller's tensor whose failing dimensions the op never
   relates to anything (no check, no branch, no index reads them) is in bounds once those
@@ -22,10 +22,13 @@ too. Two guarantees are asked about, and nothing else:
 - **strides**: a misaligned access whose every witness needs an element of a shape member of a
   struct the op reads through a pointer (a ``ggml_tensor``'s ``nb[]``, its byte strides) that is no
   multiple of 16, where nothing on the path reads that element: its producer keeps a tensor's strides
-  multiples of its element size, and an op that checks them owns what it checks.
+  multiples of its element size, and an op that checks them owns what it checks. An element of
+  ``ne[]`` the path never reads is taken alike (the two are not told apart); one the op reads (a
+  loop over ``ne[0]`` columns) keeps its finding a bug.
 
-A finding is a contract finding when it cannot happen with both guarantees kept (the solver says
-so; an undecided query leaves it a bug).
+A finding is a contract finding when it cannot happen with the guarantees kept (the solver says
+so; an undecided query leaves it a bug). The strides guarantee is asked of misaligned accesses
+alone.
 """
 from __future__ import annotations
 
@@ -118,7 +121,8 @@ def reason(ctx, pc, cond: z3.BoolRef, sized=None, cond_i=None, model=None) -> st
 
 def _object_state(ctx, pc, region, offset) -> str:
     """The **state** guarantee: the offset into the caller's object ``region`` is decided by
-    integer fields of struct arguments alone, and nothing on the path reads them."""
+    integer fields of struct arguments alone, and the path bounds none of them below its default
+    range (in the integers: each can still be its range's top)."""
     if region.kind != "param" or not ctx.state_fields:
         return ""
     field_of = {n: path for path, v in ctx.state_fields.items() for n in _names(ctx, v.bv)}
