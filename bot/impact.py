@@ -165,7 +165,8 @@ def analyse(root: Path, manifest: LoadedManifest, changes: ChangeSet, ws: Worksp
         hit = sorted(closures[o.file] & changed)
         for f in hit:
             o.reasons.append(f"{f} changed" + ("" if f == o.file else f" (included by {o.file})"))
-        for f in _linkable(root, o.file, closures[o.file], changed - closures[o.file], texts):
+        for f in _linkable(root, o.file, closures[o.file], changed - closures[o.file], texts,
+                           _named_after_headers(ws, closures[o.file])):
             o.reasons.append(f"{f} changed (it defines a function that {o.file} or a header it includes names)")
 
     # The manifest: the instances that differ from the base's.
@@ -179,7 +180,8 @@ def analyse(root: Path, manifest: LoadedManifest, changes: ChangeSet, ws: Worksp
         need = {f for f in changed if Path(f).suffix in SOURCE_SUFFIXES}
         for o in ops:
             if o.reasons:
-                need |= closures[o.file] | _sources_beside(root, o.file, closures[o.file])
+                need |= closures[o.file] | _sources_beside(root, o.file, closures[o.file]) | \
+                    _named_after_headers(ws, closures[o.file])
         base.materialise(need)
         base_ws = Workspace(base.dir, manifest.spec.include_dirs, manifest.spec.defines, manifest.spec.arch)
     for o in ops:
@@ -232,10 +234,28 @@ def _sources_beside(root: Path, file: str, closure: set[str]) -> set[str]:
     return out - {file}
 
 
-def _linkable(root: Path, file: str, closure: set[str], changed: set[str], texts: dict) -> list[str]:
-    """Changed source files beside the op whose definitions the op may run: a function one of them
-    defines is named in the op's file or a header it includes, or the file was removed. The IR
-    hash then decides."""
+def _named_after_headers(ws: Workspace, closure: set[str]) -> set[str]:
+    """The repository's one source file named after each header of the closure, wherever it lies
+    (crosstu: ``ggml/include/ggml.h`` -> ``ggml/src/ggml.c``)."""
+    out = set()
+    for h in closure:
+        if Path(h).suffix in SOURCE_SUFFIXES:
+            continue
+        for suffix in SOURCE_SUFFIXES:
+            found = ws.resolver.by_name(Path(h).stem + suffix)
+            if found is not None:
+                try:
+                    out.add(str(found[0].resolve().relative_to(ws.root)))
+                except ValueError:
+                    continue
+    return out
+
+
+def _linkable(root: Path, file: str, closure: set[str], changed: set[str], texts: dict,
+              named_after: set[str] = frozenset()) -> list[str]:
+    """Changed source files beside the op, or named after one of its headers, whose definitions the
+    op may run: a function one of them defines is named in the op's file or a header it includes,
+    or the file was removed. The IR hash then decides."""
     def text(rel: str) -> str:
         if rel not in texts:
             try:
@@ -244,7 +264,8 @@ def _linkable(root: Path, file: str, closure: set[str], changed: set[str], texts
                 texts[rel] = ""
         return texts[rel]
     dirs = _source_dirs(file, closure)
-    beside = sorted(f for f in changed if Path(f).suffix in SOURCE_SUFFIXES and str(Path(f).parent) in dirs and f != file)
+    beside = sorted(f for f in changed if Path(f).suffix in SOURCE_SUFFIXES and f != file
+                    and (str(Path(f).parent) in dirs or f in named_after))
     if not beside:
         return []
     words = set(re.findall(r"[A-Za-z_]\w*", "\n".join(text(f) for f in closure | {file})))

@@ -409,3 +409,92 @@ def test_two_translation_units_that_link_each_other_answer_without_recursing():
     assert "helper" in a.functions and a.functions["helper"] == "fn helper" and lowered == ["helper"]
     dict.__setitem__(a.globals, "g", "global of a")
     assert b.globals["g"] == "global of a"
+
+
+# A torch op in a library laid out as ggml is, whose launcher sizes its grid with a helper that the
+# library's header declares and its C source (named after the header, in another directory)
+# defines: a pull request that changes only that C source must verify the op again.
+ROUND_HEADER = """
+#pragma once
+#include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+int64_t tl_blocks_for(int64_t n, int64_t per_block);
+#ifdef __cplusplus
+}
+#endif
+"""
+
+ROUND_SOURCE = """
+#include "tensorlib.h"
+
+int64_t tl_blocks_for(int64_t n, int64_t per_block) {
+  return (n + per_block - 1) / per_block;
+}
+"""
+
+ROUND_OP = """
+#include <torch/all.h>
+#include <ATen/cuda/CUDAContext.h>
+#include "tensorlib.h"
+
+__global__ void fill_kernel(float* __restrict__ out, const int64_t n) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = 1.f;
+}
+
+void fill_ones(torch::Tensor& out) {
+  const int64_t n = out.numel();
+  fill_kernel<<<tl_blocks_for(n, 256), 256, 0, at::cuda::getCurrentCUDAStream()>>>(out.data_ptr<float>(), n);
+}
+"""
+
+ROUND_MANIFEST = """
+version: 0
+models:
+  - name: m
+    fields: {hidden_size: 4096}
+ops:
+  - name: fill_ones
+    file: src/cuda/fill.cu
+    args:
+      out: {shape: [num_tokens, hidden_size], dtype: float32}
+"""
+
+
+def _impact_of_library_change(tmp_path, text: str) -> dict:
+    from analyzers.api import Workspace
+    from bot.diff import from_git
+    from bot.impact import BaseTree, analyse
+    from bot.manifest import load
+    from gitrepo import commit_all, git
+
+    repo = tmp_path / "repo"
+    (repo / "include").mkdir(parents=True)
+    (repo / "src" / "cuda").mkdir(parents=True)
+    (repo / "include" / "tensorlib.h").write_text(ROUND_HEADER)
+    (repo / "src" / "tensorlib.c").write_text(ROUND_SOURCE)
+    (repo / "src" / "cuda" / "fill.cu").write_text(ROUND_OP)
+    (repo / "kernelvet.yaml").write_text(ROUND_MANIFEST)
+    git(repo, "init", "-q", "-b", "main")
+    commit_all(repo, "base")
+    (repo / "src" / "tensorlib.c").write_text(text)
+    commit_all(repo, "change")
+    tree = BaseTree(repo, git(repo, "rev-parse", "main~1"))
+    try:
+        imp = analyse(repo, load(repo / "kernelvet.yaml"), from_git(repo, "main~1"), Workspace(repo), tree)
+    finally:
+        tree.close()
+    [op] = [o for o in imp.ops if o.name == "fill_ones"]
+    return {"decision": op.decision, "reasons": op.reasons}
+
+
+def test_a_pull_request_changing_only_the_c_source_named_after_a_header_verifies_the_op(tmp_path):
+    got = _impact_of_library_change(tmp_path / "a", ROUND_SOURCE.replace("(n + per_block - 1) / per_block",
+                                                                        "n / per_block"))
+    assert got["decision"] == "verify", got
+    assert any(r.startswith("src/tensorlib.c changed (it defines a function") for r in got["reasons"]), got
+    # A comment there: the op's IR, the linked definition's included, is the base's.
+    got = _impact_of_library_change(tmp_path / "b", "// tensor library\n" + ROUND_SOURCE)
+    assert got["decision"] == "unchanged", got
