@@ -26,7 +26,7 @@ from pathlib import Path
 import yaml
 
 from analyzers.api import OpNotFound, Workspace
-from analyzers.frontend.crosstu import SOURCE_SUFFIXES, definition_pattern
+from analyzers.frontend.crosstu import SOURCE_SUFFIXES, definition_pattern, sources_named_after
 from analyzers.frontend.parse import ParseError
 
 from .cache import closure_key, linked_keys
@@ -239,15 +239,11 @@ def _named_after_headers(ws: Workspace, closure: set[str]) -> set[str]:
     (crosstu: ``ggml/include/ggml.h`` -> ``ggml/src/ggml.c``)."""
     out = set()
     for h in closure:
-        if Path(h).suffix in SOURCE_SUFFIXES:
-            continue
-        for suffix in SOURCE_SUFFIXES:
-            found = ws.resolver.by_name(Path(h).stem + suffix)
-            if found is not None:
-                try:
-                    out.add(str(found[0].resolve().relative_to(ws.root)))
-                except ValueError:
-                    continue
+        for p in sources_named_after(ws.resolver, Path(h)):
+            try:
+                out.add(str(p.relative_to(ws.root)))
+            except ValueError:
+                continue
     return out
 
 

@@ -81,10 +81,7 @@ def reason(ctx, pc, cond: z3.BoolRef, sized=None, cond_i=None, model=None) -> st
     if sized is not None:
         region, offset = sized
         if region.name in ctx.caller_tensors and region.note != "allocated":
-            mentioned = _names(ctx, offset)
-            for t in pc:
-                if t.get_id() not in ctx.setup_ids:
-                    mentioned |= _names(ctx, t)
+            mentioned = _names(ctx, offset) | _read_on_path(ctx, pc)
             dims = {n for n in _names(ctx, region.size) if n in ctx.contract_dims and n not in ctx.scalar_dims}
             grown = sorted(dims - mentioned)
             if grown:
@@ -125,7 +122,7 @@ def _object_state(ctx, pc, region, offset) -> str:
     range (in the integers: each can still be its range's top)."""
     if region.kind != "param" or not ctx.state_fields:
         return ""
-    field_of = {n: path for path, v in ctx.state_fields.items() for n in _names(ctx, v.bv)}
+    field_of = _symbols(ctx, ctx.state_fields)
     names = _names(ctx, offset)
     if not names or not names <= field_of.keys():
         return ""
@@ -148,22 +145,34 @@ def _strides(ctx, pc, cond, cond_i=None) -> str:
     if not ctx.shape_fields:
         return ""
     pc = [t for t in pc if t.get_id() not in ctx.continued]
-    field_of = {n: (path, v) for path, v in ctx.shape_fields.items() for n in _names(ctx, v.bv)}
-    used = _names(ctx, cond) & field_of.keys()
-    for t in pc:
-        if t.get_id() not in ctx.setup_ids:
-            used -= _names(ctx, t)  # the op reads it: what it checks is its own
+    field_of = _symbols(ctx, ctx.shape_fields)
+    # An element the op reads on the path is its own: what it checks there is its to get right.
+    used = (_names(ctx, cond) & field_of.keys()) - _read_on_path(ctx, pc)
     if not used:
         return ""
     aligned = []
     for n in sorted(used):
-        v = field_of[n][1]
+        v = ctx.shape_fields[field_of[n]]
         aligned.append(ctx.lia.register(v.bv & (STRIDE_ALIGNMENT - 1) == 0, ints.I(v) % STRIDE_ALIGNMENT == 0))
     if not _excluded(ctx, pc + aligned, cond, cond_i):
         return ""
-    names = " and ".join(f"`{field_of[n][0]}`" for n in sorted(used))
+    names = " and ".join(f"`{field_of[n]}`" for n in sorted(used))
     return (f"it needs {names} to be no multiple of the access's alignment: a stride its producer keeps a multiple "
             "of the element's size, which the op never checks")
+
+
+def _symbols(ctx, fields: dict) -> dict:
+    """Each symbol of the values in ``fields`` (path -> value), mapped to its path."""
+    return {n: path for path, v in fields.items() for n in _names(ctx, v.bv)}
+
+
+def _read_on_path(ctx, pc) -> set:
+    """The symbols the path's own conditions read (not the set-up's ranges)."""
+    out: set = set()
+    for t in pc:
+        if t.get_id() not in ctx.setup_ids:
+            out |= _names(ctx, t)
+    return out
 
 
 def _names(ctx, term) -> set:

@@ -8,10 +8,10 @@ in a utility ``.cu``. The engine follows such a call into the file that defines 
 Where to look: source files (``.cu``, ``.cc``, ``.cpp``, ``.c``) in the caller's directory and in
 the directory of the header that declares the function, that name it; and the repository's one
 source file named after that header, wherever it lies (``ggml/include/ggml.h`` declares what
-``ggml/src/ggml.c`` defines: a library's headers and sources in separate trees). A template specialization is
-found among those the defining file explicitly instantiates (``template void f<T, 4>(...);``, the
-only ones another file can link to): the file is parsed once more with one line naming each
-(``(void)&ns::f<T, 4>;``), which gives the engine their instantiated bodies.
+``ggml/src/ggml.c`` defines: a library's headers and sources in separate trees). A template
+specialization is found among those the defining file explicitly instantiates (``template void
+f<T, 4>(...);``, the only ones another file can link to): the file is parsed once more with one
+line naming each (``(void)&ns::f<T, 4>;``), which gives the engine their instantiated bodies.
 """
 from __future__ import annotations
 
@@ -35,6 +35,19 @@ class _Instantiated:
     """A defining file parsed with the specializations one caller needs."""
     lowerer: object
     by_usr: dict = field(default_factory=dict)  # specialization USR -> its cursor in this parse
+
+
+def sources_named_after(resolver, header: Path) -> list[Path]:
+    """The repository's one source file of each source suffix named after ``header``, wherever it
+    lies (``ggml/include/ggml.h`` -> ``ggml/src/ggml.c``); none for a source file itself."""
+    if header.suffix in SOURCE_SUFFIXES:
+        return []
+    out = []
+    for suffix in SOURCE_SUFFIXES:
+        found = resolver.by_name(header.stem + suffix)
+        if found is not None:
+            out.append(found[0].resolve())
+    return out
 
 
 class CrossTU:
@@ -61,13 +74,9 @@ class CrossTU:
             for p in sorted(d.iterdir()):
                 if p.suffix in SOURCE_SUFFIXES and p.resolve() != caller_file and defines.search(self._text(p)):
                     out.append(p.resolve())
-        if decl_file.suffix not in SOURCE_SUFFIXES:
-            for suffix in SOURCE_SUFFIXES:
-                found = self.ws.resolver.by_name(decl_file.stem + suffix)
-                if found is not None:
-                    p = found[0].resolve()
-                    if p != caller_file and p not in out and defines.search(self._text(p)):
-                        out.append(p)
+        for p in sources_named_after(self.ws.resolver, decl_file):
+            if p != caller_file and p not in out and defines.search(self._text(p)):
+                out.append(p)
         return out
 
     def _text(self, p: Path) -> str:

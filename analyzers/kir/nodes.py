@@ -453,11 +453,18 @@ class LinkedDict(dict):
     def _own_item(self, key):
         return dict.__getitem__(self, key)
 
-    def __missing__(self, key):
+    def _holder(self, key):
+        """The nearest linked dict that holds ``key`` itself, or None."""
         for other in self._reachable():
             if other._own(key) if isinstance(other, LinkedDict) else dict.__contains__(other, key):
-                return other._own_item(key) if isinstance(other, LinkedDict) else dict.__getitem__(other, key)
-        raise KeyError(key)
+                return other
+        return None
+
+    def __missing__(self, key):
+        other = self._holder(key)
+        if other is None:
+            raise KeyError(key)
+        return other._own_item(key) if isinstance(other, LinkedDict) else dict.__getitem__(other, key)
 
     def get(self, key, default=None):
         try:
@@ -466,8 +473,7 @@ class LinkedDict(dict):
             return default
 
     def __contains__(self, key) -> bool:
-        return self._own(key) or any(o._own(key) if isinstance(o, LinkedDict) else dict.__contains__(o, key)
-                                     for o in self._reachable())
+        return self._own(key) or self._holder(key) is not None
 
 
 class LazyFunctions(LinkedDict):

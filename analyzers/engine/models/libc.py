@@ -128,18 +128,12 @@ def string_float(interp, st, call, this, args):
     return fresh_result(interp, call, call.name)
 
 
-@model("srand", "perror", "puts", "putchar")
+@model("srand", "perror", "puts", "putchar",
+       # A variadic function's argument list and the console output formatted from it: the list's
+       # state is the library's (what va_arg reads is a body-less builtin's value).
+       "__builtin_va_start", "__builtin_va_end", "__builtin_va_copy", "vprintf", "vfprintf")
 def no_memory(interp, st, call, this, args):
     """Touches no memory the engine tracks."""
-    ty = T.strip_ref(call.ty)
-    return VOID if isinstance(ty, T.VoidType) else _status(interp, call)
-
-
-@model("__builtin_va_start", "__builtin_va_end", "__builtin_va_copy", "vprintf", "vfprintf")
-def variadic_arguments(interp, st, call, this, args):
-    """A variadic function's argument list (va_start, va_end, va_copy) and the output formatted
-    from it: the list's state is the library's, and what va_arg reads from it is a value of the
-    engine's choosing (a body-less builtin); console output touches no memory the engine tracks."""
     ty = T.strip_ref(call.ty)
     return VOID if isinstance(ty, T.VoidType) else _status(interp, call)
 
