@@ -366,26 +366,66 @@ def _index_error_at(ctx, a: Place, b: Place) -> bool:
 MAX_INTEGER_PAIRS = 16  # access pairs of two statements tried in integers before the bit-vector query
 
 
+@dataclass
+class IntAccess:
+    """Accesses of one statement as the integer pre-check sees them: an offset (lia.py's terms) and
+    a size, on a path. Accesses at offsets a constant apart (an unrolled vector's elements) are one
+    range over them all, on the path they share; ``split`` keeps each one for the radix split
+    (engine/radix.py: their common polynomial, and each one's path, shift and size)."""
+
+    off: z3.ArithRef
+    size: int
+    pc: tuple
+    split: object  # radix.Access, or None where the offset is no polynomial
+
+
+def _integer_accesses(ctx, polys, place: Place) -> list[IntAccess]:
+    from ..engine import ints, radix
+    groups: dict = {}
+    for alt in place.alts:
+        off = ints.I(alt.ev.off)
+        poly = polys.of(off)
+        key = frozenset((m, c) for m, c in poly.items() if m) if poly is not None else ("alone", id(alt))
+        groups.setdefault(key, []).append((alt, off, poly.get((), 0) if poly is not None else 0))
+    out = []
+    for key, members in groups.items():
+        lo = min(c for _, _, c in members)
+        hi = max(c + alt.ev.size for alt, _, c in members)
+        alt, off, c = members[0]
+        first, n = alt.pc, 0
+        while n < len(first) and all(len(x.pc) > n and x.pc[n] is first[n] for x, _, _ in members):
+            n += 1
+        split = None if "alone" in key else \
+            radix.Access(dict(key), tuple((tuple(x.pc), k, x.ev.size) for x, _, k in members))
+        out.append(IntAccess(off - c + lo if c != lo else off, hi - lo, tuple(first[:n]), split))
+    return out
+
+
 def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> bool:
     """Whether no two threads (of different blocks with ``cross``, else of one block) reach
     overlapping bytes at ``a`` and ``b`` at all, barriers aside, proved in integer arithmetic
     (lia.py: unsatisfiable there, so in the program). Global offsets such as ``row * hidden + col``
-    are easy in integers and a hard bit-vector query for two threads."""
-    from ..engine import ints
+    are easy in integers and a hard bit-vector query for two threads; split by their radix
+    (engine/radix.py), most are linear."""
+    from ..engine import radix
     from ..engine.lia import linear
-    if len(a.alts) * len(b.alts) > MAX_INTEGER_PAIRS:
-        return False
     lia, rename = ctx.lia, SecondThread(ctx, threads, same_block=not cross)
+    polys = radix.Polynomials(lia)
+    xs, ys = _integer_accesses(ctx, polys, a), _integer_accesses(ctx, polys, b)
+    if len(xs) * len(ys) > MAX_INTEGER_PAIRS:
+        return False
     ids = threads.thread.bid if cross else threads.thread.tid
     other = z3.Or(*[x != rename.integers(x) for x in (z3.Int(str(v.bv)) for v in ids.fields.values())])
-    def query(x, y, nonlinear: bool) -> list:
-        oa, ob = ints.I(x.ev.off), ints.I(y.ev.off)
+
+    def query(x: IntAccess, y: IntAccess, nonlinear: bool, overlaps) -> list:
         first = [t for t in (lia.translate(c, nonlinear) for c in x.pc) if not z3.is_true(t)]
         second = [t for t in (lia.translate(c, nonlinear) for c in y.pc) if not z3.is_true(t)]
-        first += lia.facts(first + [oa >= 0])
-        second += lia.facts(second + [ob >= 0])
-        ob = rename.integers(ob)
-        out = first + [rename.integers(t) for t in second] + [other, oa < ob + y.ev.size, ob < oa + x.ev.size]
+        first += lia.facts(first + [t >= 0 for t, _, _, _ in overlaps])
+        second += lia.facts(second + [t >= 0 for _, _, t, _ in overlaps])
+        out = first + [rename.integers(t) for t in second] + [other]
+        for oa, sa, ob, sb in overlaps:
+            ob = rename.integers(ob)
+            out += [oa < ob + sb, ob < oa + sa]
         if nonlinear:
             # The products and quotients exact (col * tokens, a grid-stride loop's k * stride).
             names = {str(v) for t in out for v in _vars(t)}
@@ -393,14 +433,43 @@ def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> bool:
             out += [rename.integers(d) for d in lia.definitions if str(d.arg(0)) + PRIME in names]
         return out
 
-    for x in a.alts:
-        for y in b.alts:
-            plain = query(x, y, False)
-            ctx.tick()
-            if lia.refutes("QF_LIA" if all(linear(t) for t in plain) else "QF_NIA", plain):
+    def refuted(terms: list) -> bool:
+        ctx.tick()
+        return lia.refutes("QF_LIA" if all(linear(t) for t in terms) else "QF_NIA", terms)
+
+    bounds: dict = {}
+
+    def bounded(members, rest, base) -> bool:
+        r, m = polys.term(rest), polys.term(base)
+        for pc, shift, size in members:
+            key = (pc, shift, size, r.get_id(), m.get_id())
+            if key not in bounds:
+                ctx.tick()
+                bounds[key] = lia.unsat(list(pc), z3.Or(r + shift < 0, r + shift + size > m), nonlinear=True)
+            if not bounds[key]:
+                return False
+        return True
+
+    def split(x: IntAccess, y: IntAccess):
+        if x.split is None or y.split is None:
+            return None
+        # A variable the path defines (a loop's counter) read as its definition.
+        px, py = (polys.of(polys.term(a.split.poly), radix.definitions(lia, a.pc)) for a in (x, y))
+        if px is None or py is None:
+            return None
+        parts = radix.split(polys, radix.Access(px, x.split.members), radix.Access(py, y.split.members),
+                            rename.shares, bounded)
+        return None if parts is None else [(polys.term(p), s, polys.term(q), t) for p, s, q, t in parts]
+
+    for x in xs:
+        for y in ys:
+            whole = [(x.off, x.size, y.off, y.size)]
+            if refuted(query(x, y, False, whole)):
                 continue
-            ctx.tick()
-            if not lia.refutes("QF_NIA", query(x, y, True)):
+            parts = split(x, y)
+            if parts is not None and (refuted(query(x, y, False, parts)) or refuted(query(x, y, True, parts))):
+                continue
+            if not refuted(query(x, y, True, whole)):
                 return False
     return True
 

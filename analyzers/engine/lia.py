@@ -43,6 +43,7 @@ class Lia:
         self.nonlinear: dict[int, z3.BoolRef] = {}  # used by the second tier only
         self.bounds: dict[str, z3.BoolRef] = {}
         self.abstract: dict[int, z3.ArithRef] = {}
+        self._abstracted: dict[str, z3.ExprRef] = {}  # abstracting variable's name -> its bit-vector term
         self.products: dict[tuple, z3.ArithRef] = {}
         self.definitions: list = []  # exact nonlinear facts, for the second tier
         self.product_names: set[str] = set()
@@ -219,7 +220,19 @@ class Lia:
         if k not in self.abstract:
             self._keep.append(key)
             self.abstract[k] = self.var(f"abs!{next(self._ids)}", lo, hi)
+            self._abstracted[str(self.abstract[k])] = key
         return self.abstract[k]
+
+    def stands_for(self, name: str) -> tuple | None:
+        """The terms an auxiliary variable of the integers is a function of (a product's factors, a
+        quotient's dividend and divisor, the bit-vector term of an abstracted value or condition), or
+        None for one that stands for nothing known."""
+        if name in self._factors:
+            return tuple(f[0] for f in self._factors[name])
+        if name in self._quotients:
+            return self._quotients[name]
+        key = self._abstracted.get(name)
+        return None if key is None else (key,)
 
     def define(self, cond: z3.BoolRef, int_cond: z3.BoolRef) -> z3.BoolRef:
         """Register a definition (num_tokens == batch * seq_len)."""
@@ -265,6 +278,7 @@ class Lia:
                 if not nonlinear and k in self.nonlinear and k not in self.quiet:
                     self.skipped = True
                 out = z3.Bool(f"atom!{next(self._ids)}")  # unknown to the integers: any truth value
+                self._abstracted[str(out)] = cond
         self._keep.append(cond)
         memo[k] = out
         return out

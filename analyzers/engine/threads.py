@@ -352,16 +352,22 @@ class SecondThread:
     def integers(self, term: z3.ExprRef) -> z3.ExprRef:
         """An integer term (lia.py) of the first thread as the second thread's: every variable
         that may differ between the two renamed, and every auxiliary one (a product, a value the
-        integers abstract), which only weakens what the two threads share."""
-        pairs = []
-        for v in _vars(term):
-            name = str(v)
-            if name in self.ctx.symbols or name in self.threads.uniform or name in self.threads.block_ids \
-                    or name in self.threads.block_uniform:
-                if not self.threads.varies(name, self.same_block):
-                    continue
-            pairs.append((v, z3.Const(name + PRIME, v.sort())))
+        integers abstract) unless it is a function of values both threads share (``hidden *
+        tokens``), which only weakens what the two threads share."""
+        pairs = [(v, z3.Const(str(v) + PRIME, v.sort())) for v in _vars(term) if not self._shared(v)]
         return z3.substitute(term, *pairs) if pairs else term
+
+    def shares(self, term: z3.ExprRef) -> bool:
+        """Whether an integer term has one value for both threads."""
+        return all(self._shared(v) for v in _vars(term))
+
+    def _shared(self, v, depth: int = 0) -> bool:
+        name = str(v)
+        if name in self.ctx.symbols or name in self.threads.uniform or name in self.threads.block_ids \
+                or name in self.threads.block_uniform:
+            return not self.threads.varies(name, self.same_block)
+        parts = self.ctx.lia.stands_for(name) if depth < 8 else None
+        return parts is not None and all(self._shared(u, depth + 1) for t in parts for u in _vars(t))
 
     def witness(self, model) -> dict:
         """The second thread's indices (and loop iterations the condition mentions)."""

@@ -1,0 +1,251 @@
+"""Two threads' offsets split by a common radix: when do two global accesses of a launch overlap.
+
+A global offset is mostly a size times an index plus a rest smaller than that size: ``row *
+hidden + col`` with ``col < hidden``, a grid-stride loop's ``tid + k * stride`` with ``tid <
+stride``, ``(seq * heads + head) * dim + lane * 4``. Two such offsets overlap only where their
+indices are equal and their rests overlap: if one index is smaller, its whole row lies below the
+other's. As a question for two threads this is nonlinear (``col * tokens`` against ``col' *
+tokens``) and z3 gives up on it; split, it is linear (``col == col'`` and ``row`` against
+``row'``), and what the split needs (``0 <= rest`` and ``rest + size <= radix``) is a question
+about one thread's path, asked of each access once.
+
+The lemma, for integers ``Q``, ``Q'``, ``R``, ``R'``, a radix ``M`` and access sizes ``s``,
+``s'``: with ``0 <= R``, ``R + s <= M``, ``0 <= R'`` and ``R' + s' <= M``, the byte ranges ``[Q*M +
+R, +s)`` and ``[Q'*M + R', +s')`` overlap exactly when ``Q == Q'`` and ``[R, +s)`` and ``[R', +s')``
+overlap. The radix is a uniform symbol (one both threads share: a size, a grid dimension) times the
+largest constant that divides every coefficient of its index.
+
+Offsets are read as polynomials over atoms (variables, quotients, remainders): the integer tier's
+product variables are expanded into their factors, and a variable the path defines by an equality
+(a loop's ``i == tid + k * stride``) into its definition.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import z3
+
+Poly = dict  # monomial (sorted tuple of atom ids) -> coefficient
+
+MAX_MONOMIALS = 64  # a polynomial past this is not split (the pair falls back to the plain query)
+MAX_SUBSTITUTIONS = 4  # rounds of replacing path-defined variables by their definitions
+
+
+@dataclass
+class Access:
+    """Accesses for the split, at offsets a constant apart: their common polynomial (no constant
+    term) and each one's path (bit-vector conditions, for the single-thread bound questions),
+    constant shift and size. The pair question speaks of their hull."""
+
+    poly: Poly
+    members: tuple  # ((path, shift, size), ...)
+
+    def hull(self) -> tuple[Poly, int]:
+        """(the hull's start, its size)."""
+        lo = min(s for _, s, _ in self.members)
+        hi = max(s + n for _, s, n in self.members)
+        return _add(self.poly, {(): lo}), hi - lo
+
+
+class Polynomials:
+    """Reads integer terms as polynomials over shared atoms and builds terms back."""
+
+    def __init__(self, lia):
+        self.lia = lia
+        self.atoms: dict[int, z3.ArithRef] = {}
+
+    def atom(self, t: z3.ArithRef) -> Poly:
+        self.atoms.setdefault(t.get_id(), t)
+        return {(t.get_id(),): 1}
+
+    def of(self, t: z3.ArithRef, defined: dict | None = None, depth: int = 0) -> Poly | None:
+        """``t`` as a polynomial, None when it grows past MAX_MONOMIALS. ``defined``: variable name
+        -> the term the path equates it with."""
+        if z3.is_int_value(t):
+            return {(): t.as_long()} if t.as_long() else {}
+        if z3.is_add(t):
+            out: Poly = {}
+            for c in t.children():
+                p = self.of(c, defined, depth)
+                if p is None:
+                    return None
+                out = _add(out, p)
+            return out
+        if z3.is_sub(t):
+            out = self.of(t.arg(0), defined, depth)
+            for c in t.children()[1:]:
+                p = self.of(c, defined, depth)
+                if out is None or p is None:
+                    return None
+                out = _add(out, _scale(p, -1))
+            return out
+        if z3.is_app_of(t, z3.Z3_OP_UMINUS):
+            p = self.of(t.arg(0), defined, depth)
+            return None if p is None else _scale(p, -1)
+        if z3.is_mul(t):
+            out = {(): 1}
+            for c in t.children():
+                p = self.of(c, defined, depth)
+                if p is None:
+                    return None
+                out = _mul(out, p)
+                if len(out) > MAX_MONOMIALS:
+                    return None
+            return out
+        if z3.is_const(t) and t.sort() == z3.IntSort():
+            name = str(t)
+            factors = self.lia._factors.get(name)
+            if factors is not None:
+                # A product variable of the integer tier: the product of its factors.
+                return self.of(factors[0][0] * factors[1][0], defined, depth)
+            if defined and name in defined and depth < MAX_SUBSTITUTIONS:
+                return self.of(defined[name], defined, depth + 1)
+        return self.atom(t)
+
+    def term(self, p: Poly) -> z3.ArithRef:
+        parts = []
+        for mono, c in sorted(p.items()):
+            factors = [self.atoms[a] for a in mono]
+            t = math.prod(factors[1:], start=factors[0]) if factors else None
+            parts.append(z3.IntVal(c) if t is None else t if c == 1 else c * t)
+        if not parts:
+            return z3.IntVal(0)
+        return z3.Sum(parts) if len(parts) > 1 else parts[0]
+
+
+def _add(a: Poly, b: Poly) -> Poly:
+    out = dict(a)
+    for m, c in b.items():
+        s = out.get(m, 0) + c
+        if s:
+            out[m] = s
+        else:
+            out.pop(m, None)
+    return out
+
+
+def _scale(a: Poly, k: int) -> Poly:
+    return {m: c * k for m, c in a.items()} if k else {}
+
+
+def _mul(a: Poly, b: Poly) -> Poly:
+    out: Poly = {}
+    for ma, ca in a.items():
+        for mb, cb in b.items():
+            out = _add(out, {tuple(sorted(ma + mb)): ca * cb})
+    return out
+
+
+def definitions(lia, pc) -> dict:
+    """Variables the path defines by an equality with a term (``i == tid + k * stride``, a loop's
+    counter), from the path's nonlinear integer translation: name -> term."""
+    out: dict = {}
+    todo = [lia.translate(c, True) for c in pc]
+    while todo:
+        t = todo.pop()
+        if z3.is_and(t):
+            todo.extend(t.children())
+        elif z3.is_eq(t) and t.arg(0).sort() == z3.IntSort():
+            for v, e in ((t.arg(0), t.arg(1)), (t.arg(1), t.arg(0))):
+                if z3.is_const(v) and not z3.is_int_value(v) and str(v) not in out \
+                        and str(v) not in lia._factors and not z3.is_int_value(e):
+                    out[str(v)] = e
+                    break
+    return out
+
+
+def split(polys: Polynomials, a: Access, b: Access, uniform, bounded) -> list | None:
+    """Overlap obligations equivalent to "``a`` and ``b`` overlap" (of two threads): a list of
+    (a's start, a's size, b's start, b's size) polynomials and sizes, every pair of which must
+    overlap, or None when no radix splits them. ``uniform(atom)``: whether both threads share the
+    atom's value; ``bounded(members, rest, radix)``: whether ``0 <= rest + shift`` and ``rest +
+    shift + size <= radix`` hold on the path of each (path, shift, size) member (a proof; False when
+    not proved): the lemma then holds for each pair of members, and their overlap implies the
+    hulls'."""
+    done: list = []
+    todo = [(a, b)]
+    split_any = False
+    while todo:
+        x, y = todo.pop()
+        parts = _split_once(polys, x, y, uniform, bounded)
+        if parts is None:
+            done.append((*x.hull(), *y.hull()))
+            continue
+        split_any = True
+        todo.extend(parts)
+    return done if split_any else None
+
+
+def _split_once(polys, x: Access, y: Access, uniform, bounded):
+    """((index of x, index of y), (rest of x, rest of y)) as Access pairs, split at the first radix
+    whose rests are proved in range, or None."""
+    # A radix: the shared factors of a monomial, all of them (``hidden * tokens``) or one.
+    candidates: list[tuple] = []
+    for p in (x.poly, y.poly):
+        for mono in p:
+            shared = tuple(a for a in mono if uniform(polys.atoms[a]))
+            for cand in (shared, *((a,) for a in dict.fromkeys(shared))):
+                if cand and cand not in candidates:
+                    candidates.append(cand)
+    for cand in candidates:
+        qx, rx = _by(x.poly, cand)
+        qy, ry = _by(y.poly, cand)
+        c = math.gcd(*qx.values(), *qy.values())
+        if not c:
+            continue
+        base = {cand: c}
+        # A symbolic radix leaves every shift in the rest; each member's index is the hull's.
+        parts = ((qx, _units(x.members), rx, x.members), (qy, _units(y.members), ry, y.members))
+        found = _try(parts, base, c, bounded)
+        if found:
+            return found
+    # A constant radix: a row of a size the binding fixes (``row * 4864 + col``), the largest first.
+    # A member's shift splits too: its whole rows join the index, the rest stays in the rest.
+    for c in sorted({abs(v) for p in (x.poly, y.poly) for m, v in p.items() if abs(v) > 1}, reverse=True):
+        qx, rx = _multiples(x.poly, c)
+        qy, ry = _multiples(y.poly, c)
+        if not (qx or qy):
+            continue
+        parts = tuple((q, tuple((pc, s // c, 1) for pc, s, _ in a.members), r,
+                       tuple((pc, s % c, n) for pc, s, n in a.members)) for q, r, a in ((qx, rx, x), (qy, ry, y)))
+        found = _try(parts, {(): c}, c, bounded)
+        if found:
+            return found
+    return None
+
+
+def _try(parts, base: Poly, c: int, bounded):
+    """The split of both accesses at ``base`` if each one's rests are proved in range."""
+    if not all(bounded(members, rest, base) for _, _, rest, members in parts):
+        return None
+    (qx, ux, rx, mx), (qy, uy, ry, my) = parts
+    return ((Access({m: v // c for m, v in qx.items()}, ux), Access({m: v // c for m, v in qy.items()}, uy)),
+            (Access(rx, mx), Access(ry, my)))
+
+
+def _multiples(p: Poly, c: int) -> tuple[Poly, Poly]:
+    """(c * Q, R) with p == c * Q + R: Q the monomials whose coefficient c divides."""
+    q = {m: v for m, v in p.items() if v % c == 0}
+    return q, {m: v for m, v in p.items() if m not in q}
+
+
+def _units(members: tuple) -> tuple:
+    return tuple(dict.fromkeys((pc, 0, 1) for pc, _, _ in members))
+
+
+def _by(p: Poly, factor: tuple) -> tuple[Poly, Poly]:
+    """(Q, R) with p == factor * Q + R, R's monomials those that ``factor`` (a monomial) does not
+    divide."""
+    q: Poly = {}
+    r: Poly = {}
+    for mono, c in p.items():
+        rest = list(mono)
+        try:
+            for a in factor:
+                rest.remove(a)
+        except ValueError:
+            r[mono] = c
+            continue
+        q[tuple(rest)] = c
+    return q, r
