@@ -255,9 +255,22 @@ class RaceCheck(Check):
         """A model of two threads of one block making accesses of ``a`` and ``b`` that race: (model,
         the second thread's renaming, the pair's condition, the whole query); None when there is
         none; "unknown" when the solver could not tell (recorded as inconclusive)."""
-        if a.ev.region.kind == "global" and _apart_in_integers(ctx, threads, a, b, cross):
-            return None
+        hint = None
+        if a.ev.region.kind == "global":
+            apart, hint = _apart_in_integers(ctx, threads, a, b, cross)
+            if apart:
+                return None
         rename, cond, constraints = self._condition(ctx, threads, a, b, cross)
+        if hint is not None:
+            # The split pair's integer model as a guess: its thread indices and sizes pinned, the
+            # bit-vector question is nearly concrete. A model of it is one of the whole question.
+            ctx.tick()
+            try:
+                model = ctx.solver.model(constraints + _pins(hint, constraints, _index_names(threads)))
+            except SolverUnknown:
+                model = None
+            if model is not None:
+                return model, rename, cond, constraints
         ctx.tick()
         try:
             model = ctx.solver.model(constraints)
@@ -401,19 +414,20 @@ def _integer_accesses(ctx, polys, place: Place) -> list[IntAccess]:
     return out
 
 
-def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> bool:
-    """Whether no two threads (of different blocks with ``cross``, else of one block) reach
+def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> tuple:
+    """(apart, hint): whether no two threads (of different blocks with ``cross``, else of one block) reach
     overlapping bytes at ``a`` and ``b`` at all, barriers aside, proved in integer arithmetic
     (lia.py: unsatisfiable there, so in the program). Global offsets such as ``row * hidden + col``
     are easy in integers and a hard bit-vector query for two threads; split by their radix
-    (engine/radix.py), most are linear."""
+    (engine/radix.py), most are linear. ``hint``: where the split pair is satisfiable, its model,
+    a guess at a witness for the bit-vector question."""
     from ..engine import radix
     from ..engine.lia import linear
     lia, rename = ctx.lia, SecondThread(ctx, threads, same_block=not cross)
     polys = radix.Polynomials(lia)
     xs, ys = _integer_accesses(ctx, polys, a), _integer_accesses(ctx, polys, b)
     if len(xs) * len(ys) > MAX_INTEGER_PAIRS:
-        return False
+        return False, None
     ids = threads.thread.bid if cross else threads.thread.tid
     other = z3.Or(*[x != rename.integers(x) for x in (z3.Int(str(v.bv)) for v in ids.fields.values())])
 
@@ -467,11 +481,34 @@ def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> bool:
             if refuted(query(x, y, False, whole)):
                 continue
             parts = split(x, y)
-            if parts is not None and (refuted(query(x, y, False, parts)) or refuted(query(x, y, True, parts))):
-                continue
+            if parts is not None:
+                if refuted(query(x, y, False, parts)):
+                    continue
+                hint = lia.last_model
+                if refuted(query(x, y, True, parts)):
+                    continue
+                return False, lia.last_model or hint
             if not refuted(query(x, y, True, whole)):
-                return False
-    return True
+                return False, None
+    return True, None
+
+
+def _index_names(threads) -> set:
+    """The names of both threads' block and thread indices."""
+    names = {str(v.bv) for ids in (threads.thread.tid, threads.thread.bid) for v in ids.fields.values()}
+    return names | {n + PRIME for n in names}
+
+
+def _pins(model, constraints, names: set) -> list:
+    """The bit-vector variables of ``constraints`` named in ``names`` at their values in an integer
+    model (lia.py names an integer after its bit-vector variable). The sizes are left to the
+    bit-vector solver: the linear model may have broken a product it abstracts."""
+    pins = []
+    for v in {str(v): v for t in constraints for v in _vars(t) if z3.is_bv(v) and str(v) in names}.values():
+        value = model.eval(z3.Int(str(v)), model_completion=False)
+        if z3.is_int_value(value):
+            pins.append(v == z3.BitVecVal(value.as_long() % (1 << v.size()), v.size()))
+    return pins
 
 
 def _finding(ctx, threads, a: Place, b: Place, rename, model, cond, cross: bool = False) -> Finding:

@@ -71,6 +71,7 @@ class Lia:
         # give: nothing to prove, so nothing to ask.
         self._models: list = []
         self.witnessed = 0
+        self.last_model = None
         self.skipped = False
         self._true_id = z3.BoolVal(True).get_id()  # an id test: z3.is_true() costs several calls into z3
         self.quiet: set[int] = set()  # nonlinear definitions that alone never justify the second tier
@@ -604,9 +605,11 @@ class Lia:
     def refutes(self, logic: str, terms: list) -> bool:
         """Whether ``terms``, integer terms with their facts already in, are unsatisfiable."""
         query = conjunction(terms)
+        self.last_model = None  # of the last question found satisfiable (a witness guess)
         for m in self._models:
             if z3.is_true(m.eval(query, model_completion=True)):
                 self.witnessed += 1
+                self.last_model = m
                 return False
         if logic == "QF_NIA":
             # z3's core solver with its nonlinear module decides most of these questions in a few
@@ -624,6 +627,7 @@ class Lia:
         if r == z3.sat:
             self._models.insert(0, s.model())
             del self._models[MODELS_KEPT:]
+            self.last_model = self._models[0]
         return False
 
     def _ask(self, s, query, rlimit: int):
