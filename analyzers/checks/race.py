@@ -74,10 +74,8 @@ class Place:
             a = alts[0]
             self._terms = (a.pc, a.ev.off.bv, a.epoch, a.ev.guard, value_key(a.ev.value))
             return self._terms
-        n = 0
         first = alts[0].pc
-        while n < len(first) and all(len(x.pc) > n and x.pc[n] is first[n] for x in alts):
-            n += 1
+        n = _shared_prefix([x.pc for x in alts])
         sel = self.selector = z3.BitVec(ctx.fresh_name("which_access"), 16)
         ctx.symbol(f"which access of `{self.ev.span.text}`", sel, "choice", signed=False)
         # Accesses on one path (an unrolled loop's iterations) share their path's condition: it is
@@ -262,7 +260,7 @@ class RaceCheck(Check):
                 return None
         rename, cond, constraints = self._condition(ctx, threads, a, b, cross)
         if hint is not None:
-            # The split pair's integer model as a guess: its thread indices and sizes pinned, the
+            # The split pair's integer model as a guess: with both threads' indices pinned, the
             # bit-vector question is nearly concrete. A model of it is one of the whole question.
             ctx.tick()
             try:
@@ -392,7 +390,15 @@ class IntAccess:
     split: object  # radix.Access, or None where the offset is no polynomial
 
 
-def _integer_accesses(ctx, polys, place: Place) -> list[IntAccess]:
+def _shared_prefix(pcs: list) -> int:
+    """How many leading conditions every path of ``pcs`` shares (the same terms)."""
+    first, n = pcs[0], 0
+    while n < len(first) and all(len(pc) > n and pc[n] is first[n] for pc in pcs):
+        n += 1
+    return n
+
+
+def _integer_accesses(polys, place: Place) -> list[IntAccess]:
     from ..engine import ints, radix
     groups: dict = {}
     for alt in place.alts:
@@ -405,12 +411,10 @@ def _integer_accesses(ctx, polys, place: Place) -> list[IntAccess]:
         lo = min(c for _, _, c in members)
         hi = max(c + alt.ev.size for alt, _, c in members)
         alt, off, c = members[0]
-        first, n = alt.pc, 0
-        while n < len(first) and all(len(x.pc) > n and x.pc[n] is first[n] for x, _, _ in members):
-            n += 1
+        n = _shared_prefix([x.pc for x, _, _ in members])
         split = None if "alone" in key else \
             radix.Access(dict(key), tuple((tuple(x.pc), k, x.ev.size) for x, _, k in members))
-        out.append(IntAccess(off - c + lo if c != lo else off, hi - lo, tuple(first[:n]), split))
+        out.append(IntAccess(off - c + lo if c != lo else off, hi - lo, tuple(alt.pc[:n]), split))
     return out
 
 
@@ -425,7 +429,7 @@ def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> tuple:
     from ..engine.lia import linear
     lia, rename = ctx.lia, SecondThread(ctx, threads, same_block=not cross)
     polys = radix.Polynomials(lia)
-    xs, ys = _integer_accesses(ctx, polys, a), _integer_accesses(ctx, polys, b)
+    xs, ys = _integer_accesses(polys, a), _integer_accesses(polys, b)
     if len(xs) * len(ys) > MAX_INTEGER_PAIRS:
         return False, None
     ids = threads.thread.bid if cross else threads.thread.tid
@@ -464,15 +468,23 @@ def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> tuple:
                 return False
         return True
 
+    defined: dict = {}
+
+    def with_definitions(x: IntAccess):
+        """x's polynomial with the variables its path defines (a loop's counter) read as their
+        definitions: once per access, whatever it is paired with."""
+        if id(x) not in defined:
+            poly = polys.of(polys.term(x.split.poly), radix.definitions(lia, x.pc))
+            defined[id(x)] = None if poly is None else radix.Access(poly, x.split.members)
+        return defined[id(x)]
+
     def split(x: IntAccess, y: IntAccess):
         if x.split is None or y.split is None:
             return None
-        # A variable the path defines (a loop's counter) read as its definition.
-        px, py = (polys.of(polys.term(a.split.poly), radix.definitions(lia, a.pc)) for a in (x, y))
-        if px is None or py is None:
+        sx, sy = with_definitions(x), with_definitions(y)
+        if sx is None or sy is None:
             return None
-        parts = radix.split(polys, radix.Access(px, x.split.members), radix.Access(py, y.split.members),
-                            rename.shares, bounded)
+        parts = radix.split(polys, sx, sy, rename.shares, bounded)
         return None if parts is None else [(polys.term(p), s, polys.term(q), t) for p, s, q, t in parts]
 
     for x in xs:
@@ -487,7 +499,7 @@ def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> tuple:
                 hint = lia.last_model
                 if refuted(query(x, y, True, parts)):
                     continue
-                return False, lia.last_model or hint
+                return False, lia.last_model if lia.last_model is not None else hint
             if not refuted(query(x, y, True, whole)):
                 return False, None
     return True, None

@@ -224,12 +224,18 @@ class Lia:
             self._abstracted[str(self.abstract[k])] = key
         return self.abstract[k]
 
+    def factors(self, name: str) -> tuple | None:
+        """A product variable's two factors (terms), None for any other name."""
+        f = self._factors.get(name)
+        return None if f is None else (f[0][0], f[1][0])
+
     def stands_for(self, name: str) -> tuple | None:
         """The terms an auxiliary variable of the integers is a function of (a product's factors, a
         quotient's dividend and divisor, the bit-vector term of an abstracted value or condition), or
         None for one that stands for nothing known."""
-        if name in self._factors:
-            return tuple(f[0] for f in self._factors[name])
+        factors = self.factors(name)
+        if factors is not None:
+            return factors
         if name in self._quotients:
             return self._quotients[name]
         key = self._abstracted.get(name)

@@ -95,10 +95,10 @@ class Polynomials:
             return out
         if z3.is_const(t) and t.sort() == z3.IntSort():
             name = str(t)
-            factors = self.lia._factors.get(name)
+            factors = self.lia.factors(name)
             if factors is not None:
                 # A product variable of the integer tier: the product of its factors.
-                return self.of(factors[0][0] * factors[1][0], defined, depth)
+                return self.of(factors[0] * factors[1], defined, depth)
             if defined and name in defined and depth < MAX_SUBSTITUTIONS:
                 return self.of(defined[name], defined, depth + 1)
         return self.atom(t)
@@ -149,7 +149,7 @@ def definitions(lia, pc) -> dict:
         elif z3.is_eq(t) and t.arg(0).sort() == z3.IntSort():
             for v, e in ((t.arg(0), t.arg(1)), (t.arg(1), t.arg(0))):
                 if z3.is_const(v) and not z3.is_int_value(v) and str(v) not in out \
-                        and str(v) not in lia._factors and not z3.is_int_value(e):
+                        and lia.factors(str(v)) is None and not z3.is_int_value(e):
                     out[str(v)] = e
                     break
     return out
