@@ -54,3 +54,51 @@ def test_a_constant_radix_splits_each_accesss_shift_into_rows_and_rest():
     parts = radix.split(polys, a, a, lambda t: False, bounded)
     assert ("9728", [0, 4096, 8192]) in seen  # every shift under a row: each stays in the rest
     assert sorted((str(polys.term(p)), s) for p, s, _, _ in parts) == [("16*tx", 8194), ("bx", 1)]
+
+
+def test_a_dividend_beside_its_quotient_reads_as_quotient_and_remainder():
+    slot, block_size = z3.Ints("slot block_size")
+    lia = Lia()
+    block, block_times_size = lia.quotient(slot, block_size, 0, 1 << 20, 16, 32)
+    polys = radix.Polynomials(lia)
+    # A value cache's `block * (block_size * 1000) + slot % block_size`: expanded, `999 *
+    # block_size * block + slot`, which no radix splits; read again, `1000 * block_size * block + R`.
+    p = polys.of(block * block_size * 1000 + (slot - block_times_size))
+    assert {str(polys.term({m: c})) for m, c in p.items()} == \
+        {f"1000*block_size*{block}", f"slot - {block_times_size}"}
+    a = radix.Access(p, (((), 0, 2),))
+    parts = radix.split(polys, a, a, lambda t: str(t) == "block_size", lambda *_: True)
+    assert (f"slot - {block_times_size}", 2) in [(str(polys.term(q)), s) for q, s, _, _ in parts]
+
+
+def test_a_remainder_divided_by_a_constant_splits_again():
+    r = z3.Int("r")
+    eighth = z3.If(r >= 0, r / 8, -((-r) / 8))  # C's r / 8
+    polys = radix.Polynomials(Lia())
+    # The interleaved layout's `(r / 8) * 1024 + r % 8`, with r % 8 == r - 8 * (r / 8).
+    p = polys.of(1024 * eighth + (r - 8 * eighth))
+    assert {str(polys.term({m: c})) for m, c in p.items()} == {f"1024*{eighth}", f"r - 8*{eighth}"}
+
+
+def test_the_members_common_step_is_a_radix():
+    r = z3.Int("r")
+    polys = radix.Polynomials(Lia())
+    # An unrolled `dst[2 * r + 16 * i]`, i < 8, r < 8: equal offsets need equal i and equal r.
+    a = _access(polys, 2 * r, size=2, shifts=tuple(16 * i for i in range(8)))
+    parts = radix.split(polys, a, a, lambda t: False, lambda members, rest, base: str(polys.term(base)) == "16")
+    assert sorted((str(polys.term(p)), s) for p, s, _, _ in parts) == [("0", 8), ("2*r", 2)]
+
+
+def test_a_slot_split_by_the_block_size_and_again_by_eight():
+    slot, block_size = z3.Ints("slot block_size")
+    lia = Lia()
+    block, block_times_size = lia.quotient(slot, block_size, 0, 1 << 20, 16, 32)
+    offset = slot - block_times_size
+    eighth = z3.If(offset >= 0, offset / 8, -((-offset) / 8))
+    polys = radix.Polynomials(lia)
+    # The interleaved layout: `block * 4096 * block_size + (offset / 8) * 1024 + offset % 8`. The
+    # second rewrite needs the first's remainder, whichever quotient the reader meets first.
+    p = polys.of(block * block_size * 4096 + eighth * 1024 + (offset - 8 * eighth))
+    flat = lambda t: "".join(str(t).split())  # noqa: E731 (z3 breaks long terms over lines)
+    assert {flat(polys.term({m: c})) for m, c in p.items()} == \
+        {flat(f"4096*block_size*{block}"), flat(f"1024*{eighth}"), flat(f"{offset} - 8*{eighth}")}

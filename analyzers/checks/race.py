@@ -28,6 +28,7 @@ no other block touches the bytes, which the check verifies.
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass
 
 import z3
@@ -398,24 +399,107 @@ def _shared_prefix(pcs: list) -> int:
     return n
 
 
-def _integer_accesses(polys, place: Place) -> list[IntAccess]:
+@dataclass
+class _Case:
+    """An access on one side of a condition both threads share: its path with the condition."""
+
+    pc: tuple
+    ev: object
+
+
+def _uniform_cases(lia, alt, off, shares, literals: dict, depth: int = 0) -> list:
+    """(alt, off) as its cases on the conditions of ``If`` terms that both threads share (a flag
+    argument choosing a cache layout, merged into one offset): each case's offset without the
+    ``If``, its path with the condition. Two threads take the same side, so no pair mixes them.
+    ``literals``: condition id -> its two sides, one object each for every access (the paths'
+    shared prefix compares by identity)."""
+    if depth < 2:
+        for t in _ites(off):
+            cond = t.arg(0)
+            if cond.get_id() not in literals:
+                bv = lia.source(cond)
+                literals[cond.get_id()] = None if bv is None or not shares(cond) else (bv, z3.Not(bv))
+            sides = literals[cond.get_id()]
+            if sides is None:
+                continue
+            out = []
+            ites = [u for u in _ites(off) if u.arg(0).eq(cond)]
+            for branch, literal in zip((1, 2), sides):
+                # Each If on the condition replaced by its side, the rest of the term as it was
+                # (simplifying would rewrite a remainder's `x - y * q` the radix split looks for).
+                case = z3.substitute(off, *[(u, u.arg(branch)) for u in ites])
+                out += _uniform_cases(lia, _Case((literal,) + tuple(alt.pc), alt.ev), case, shares, literals,
+                                      depth + 1)
+            return out
+    return [(alt, off)]
+
+
+def _ites(t: z3.ExprRef):
+    """The integer ``If`` terms inside ``t``, outermost first."""
+    todo, seen = [t], set()
+    while todo:
+        u = todo.pop()
+        if u.get_id() in seen:
+            continue
+        seen.add(u.get_id())
+        if z3.is_app_of(u, z3.Z3_OP_ITE) and u.sort() == z3.IntSort():
+            yield u
+        todo.extend(u.children())
+
+
+def _integer_accesses(polys, place: Place, shares, literals: dict) -> list[IntAccess]:
     from ..engine import ints, radix
-    groups: dict = {}
-    for alt in place.alts:
-        off = ints.I(alt.ev.off)
-        poly = polys.of(off)
-        key = frozenset((m, c) for m, c in poly.items() if m) if poly is not None else ("alone", id(alt))
-        groups.setdefault(key, []).append((alt, off, poly.get((), 0) if poly is not None else 0))
+    cases: dict = {}  # the uniform conditions' sides an access is on -> its groups
+    for alt0 in place.alts:
+        for alt, off in _uniform_cases(polys.lia, alt0, ints.I(alt0.ev.off), shares, literals):
+            poly = polys.of(off)
+            key = frozenset((m, c) for m, c in poly.items() if m) if poly is not None else ("alone", id(alt))
+            side = tuple(id(c) for c in alt.pc[:len(alt.pc) - len(alt0.pc)])
+            cases.setdefault(side, {}).setdefault(key, []).append((alt, off, poly.get((), 0) if poly is not None else 0))
     out = []
-    for key, members in groups.items():
-        lo = min(c for _, _, c in members)
-        hi = max(c + alt.ev.size for alt, _, c in members)
-        alt, off, c = members[0]
-        n = _shared_prefix([x.pc for x, _, _ in members])
-        split = None if "alone" in key else \
-            radix.Access(dict(key), tuple((tuple(x.pc), k, x.ev.size) for x, _, k in members))
-        out.append(IntAccess(off - c + lo if c != lo else off, hi - lo, tuple(alt.pc[:n]), split))
+    for groups in cases.values():
+        progression = _progression(polys, [k for k in groups if "alone" not in k])
+        if progression is not None:
+            poly, keys = progression
+            members = [m for k in keys for m in groups.pop(k)]
+            lo = min(c for _, _, c in members)
+            hi = max(c + alt.ev.size for alt, _, c in members)
+            n = _shared_prefix([x.pc for x, _, _ in members])
+            split = radix.Access(poly, tuple((tuple(x.pc), k, x.ev.size) for x, _, k in members))
+            out.append(IntAccess(polys.term(radix.add(poly, {(): lo})), hi - lo, tuple(members[0][0].pc[:n]), split))
+        for key, members in groups.items():
+            lo = min(c for _, _, c in members)
+            hi = max(c + alt.ev.size for alt, _, c in members)
+            alt, off, c = members[0]
+            n = _shared_prefix([x.pc for x, _, _ in members])
+            split = None if "alone" in key else \
+                radix.Access(dict(key), tuple((tuple(x.pc), k, x.ev.size) for x, _, k in members))
+            out.append(IntAccess(off - c + lo if c != lo else off, hi - lo, tuple(alt.pc[:n]), split))
     return out
+
+
+def _progression(polys, keys: list):
+    """Polynomials that differ only in one monomial's coefficient (an unrolled loop's
+    ``dst[i * block_size]``, ``block_size`` a size) as one: ``common + (c0 + d * J) * m``, ``J`` a
+    new variable over the steps. It stands for more offsets than the accesses reach, which a proof
+    may do; it keeps their pairs with another statement's one query, not one per unrolled step.
+    (poly, keys merged), or None."""
+    if len(keys) < 2:
+        return None
+    for m in dict.fromkeys(m for k in keys for m, _ in k):
+        commons = {frozenset((x, c) for x, c in k if x != m) for k in keys}
+        if len(commons) != 1:
+            continue
+        cs = [dict(k).get(m, 0) for k in keys]
+        c0 = min(cs)
+        d = math.gcd(*(c - c0 for c in cs))
+        step = polys.atom(polys.lia.fresh("step", 0, (max(cs) - c0) // d))
+        poly = dict(next(iter(commons)))
+        if c0:
+            poly[m] = c0
+        poly[tuple(sorted(m + next(iter(step))))] = d
+        return poly, keys
+    return None
 
 
 def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> tuple:
@@ -429,7 +513,9 @@ def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> tuple:
     from ..engine.lia import linear
     lia, rename = ctx.lia, SecondThread(ctx, threads, same_block=not cross)
     polys = radix.Polynomials(lia)
-    xs, ys = _integer_accesses(polys, a), _integer_accesses(polys, b)
+    literals: dict = {}
+    xs = _integer_accesses(polys, a, rename.shares, literals)
+    ys = _integer_accesses(polys, b, rename.shares, literals)
     if len(xs) * len(ys) > MAX_INTEGER_PAIRS:
         return False, None
     ids = threads.thread.bid if cross else threads.thread.tid
@@ -444,6 +530,7 @@ def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> tuple:
         for oa, sa, ob, sb in overlaps:
             ob = rename.integers(ob)
             out += [oa < ob + sb, ob < oa + sa]
+        out += rename.integer_loads(out)
         if nonlinear:
             # The products and quotients exact (col * tokens, a grid-stride loop's k * stride).
             names = {str(v) for t in out for v in _vars(t)}

@@ -55,6 +55,7 @@ class Lia:
         self._path_orders: dict[tuple, z3.BoolRef] = {}  # order lemmas of products the path relates
         self._classes_of: dict[tuple, tuple] = {}  # terms asserting equalities -> their classes (_equalities)
         self._quotients: dict[str, tuple] = {}  # quotient name -> (dividend, divisor), dividend >= 0
+        self._divisions: dict[str, tuple] = {}  # quotient name -> (dividend, divisor, quotient * divisor)
         self._exact: dict[str, list] = {}  # product name -> linear sums it equals (see sum)
         self.orders: dict[str, list] = {}  # product name -> [(other product name, order lemma)]
         self._vars_of: dict[int, frozenset] = {}
@@ -94,6 +95,10 @@ class Lia:
                 parts.append(v <= hi)
             self.bounds[name] = z3.And(*parts) if parts else z3.BoolVal(True)
         return v
+
+    def fresh(self, prefix: str, lo: int, hi: int) -> z3.ArithRef:
+        """A new variable in [lo, hi] (an over-approximation's free index)."""
+        return self.var(f"{prefix}!{next(self._ids)}", lo, hi)
 
     def product(self, x: z3.ArithRef, y: z3.ArithRef, xl: int, xu: int, yl: int, yu: int) -> z3.ArithRef:
         """x * y as a variable bounded by its McCormick envelopes: four linear inequalities that
@@ -198,6 +203,7 @@ class Lia:
             self.definitions.append(q == (x / y if xl >= 0 else z3.If(x >= 0, x / y, -((-x) / y))))
             if xl >= 0:
                 self._quotients[str(q)] = (z3.simplify(x), z3.simplify(y))
+            self._divisions[str(q)] = (x, y, p)
             self.products[key] = (q, p)
         return self.products[key]
 
@@ -228,6 +234,23 @@ class Lia:
         """A product variable's two factors (terms), None for any other name."""
         f = self._factors.get(name)
         return None if f is None else (f[0][0], f[1][0])
+
+    def source(self, cond: z3.BoolRef) -> z3.BoolRef | None:
+        """The bit-vector condition an integer condition made of abstracted ones (``atom!N``, under
+        And, Or, Not) stands for; None where some part is the integers' own."""
+        if z3.is_const(cond):
+            return self._abstracted.get(str(cond))
+        if z3.is_and(cond) or z3.is_or(cond) or z3.is_not(cond):
+            parts = [self.source(c) for c in cond.children()]
+            if any(p is None for p in parts):
+                return None
+            return z3.Not(parts[0]) if z3.is_not(cond) else z3.And(*parts) if z3.is_and(cond) else z3.Or(*parts)
+        return None
+
+    def division(self, name: str) -> tuple | None:
+        """A quotient variable's (dividend, divisor, the product quotient * divisor), None for any
+        other name: ``x == y * q + (x - p)`` is how a remainder ``x % y`` reads in the integers."""
+        return self._divisions.get(name)
 
     def stands_for(self, name: str) -> tuple | None:
         """The terms an auxiliary variable of the integers is a function of (a product's factors, a

@@ -45,7 +45,7 @@ class Access:
         """(the hull's start, its size)."""
         lo = min(s for _, s, _ in self.members)
         hi = max(s + n for _, s, n in self.members)
-        return _add(self.poly, {(): lo}), hi - lo
+        return add(self.poly, {(): lo}), hi - lo
 
 
 class Polynomials:
@@ -59,34 +59,94 @@ class Polynomials:
         self.atoms.setdefault(t.get_id(), t)
         return {(t.get_id(),): 1}
 
-    def of(self, t: z3.ArithRef, defined: dict | None = None, depth: int = 0) -> Poly | None:
+    def of(self, t: z3.ArithRef, defined: dict | None = None) -> Poly | None:
         """``t`` as a polynomial, None when it grows past MAX_MONOMIALS. ``defined``: variable name
         -> the term the path equates it with."""
+        p = self._of(t, defined, 0)
+        return None if p is None else self._remainders(p)
+
+    def _remainders(self, p: Poly) -> Poly:
+        """``p`` with each dividend ``c * X`` that it holds beside ``X / Y`` read as ``c * (Y * (X /
+        Y) + R)``, ``R`` the remainder ``X - Y * (X / Y)`` as an atom: a paged cache's
+        ``block * block_stride + offset`` with ``block == slot / block_size`` and ``offset == slot %
+        block_size`` expands to ``slot`` and ``slot / block_size`` terms that no radix splits; so
+        read, the quotient is an index and the remainder a rest below ``block_size``. A remainder
+        divided again (``offset / 8``, ``offset % 8``) splits the same way, in its turn."""
+        done: set = set()
+        for _ in range(MAX_SUBSTITUTIONS):
+            # Until nothing changes: a quotient's dividend may be a remainder another rewrite makes
+            # (whichever order the atoms come in).
+            for aid in sorted({a for mono in p for a in mono} - done):
+                rewritten = self._remainder(p, aid)
+                if rewritten is not None:
+                    p = rewritten
+                    done.add(aid)
+                    break
+            else:
+                return p
+        return p
+
+    def _remainder(self, p: Poly, aid: int) -> Poly | None:
+        """``p`` with ``c * X`` read as ``c * (Y * q + (X - Y * q))`` for the quotient atom ``q ==
+        X / Y``, or None where ``p`` holds no multiple of ``X``."""
+        division = self._division(self.atoms[aid])
+        if division is None:
+            return None
+        x, y, product = division
+        px = {(x.get_id(),): 1} if x.get_id() in self.atoms else self._of(x, None, 0)
+        py = self._of(y, None, 0)
+        if not px or not py or any(aid in m for m in px):
+            return None
+        first, c0 = next(iter(px.items()))
+        c, left = divmod(p.get(first, 0), c0)
+        if left or not c or any(p.get(m) != c * v for m, v in px.items()):
+            return None
+        whole = add(_mul(py, {(aid,): 1}), self.atom(x - product))
+        return add(add(p, _scale(px, -c)), _scale(whole, c))
+
+    def _division(self, t: z3.ArithRef) -> tuple | None:
+        """(dividend, divisor, quotient * divisor) of a quotient atom: the integer tier's quotient
+        by a symbol, or a division by a positive constant (C's truncating ``x / 8`` reads
+        ``If(x >= 0, x / 8, -((-x) / 8))``)."""
+        division = self.lia.division(str(t)) if z3.is_const(t) else None
+        if division is not None:
+            return division
+        q = t
+        if z3.is_app_of(t, z3.Z3_OP_ITE):
+            cond, q = t.arg(0), t.arg(1)
+            if not (z3.is_app_of(cond, z3.Z3_OP_GE) and z3.is_int_value(cond.arg(1)) and cond.arg(1).as_long() == 0
+                    and z3.is_app_of(q, z3.Z3_OP_IDIV) and cond.arg(0).eq(q.arg(0))):
+                return None
+        if z3.is_app_of(q, z3.Z3_OP_IDIV) and z3.is_int_value(q.arg(1)) and q.arg(1).as_long() > 0:
+            return q.arg(0), q.arg(1), q.arg(1) * t
+        return None
+
+    def _of(self, t: z3.ArithRef, defined: dict | None, depth: int) -> Poly | None:
         if z3.is_int_value(t):
             return {(): t.as_long()} if t.as_long() else {}
         if z3.is_add(t):
             out: Poly = {}
             for c in t.children():
-                p = self.of(c, defined, depth)
+                p = self._of(c, defined, depth)
                 if p is None:
                     return None
-                out = _add(out, p)
+                out = add(out, p)
             return out
         if z3.is_sub(t):
-            out = self.of(t.arg(0), defined, depth)
+            out = self._of(t.arg(0), defined, depth)
             for c in t.children()[1:]:
-                p = self.of(c, defined, depth)
+                p = self._of(c, defined, depth)
                 if out is None or p is None:
                     return None
-                out = _add(out, _scale(p, -1))
+                out = add(out, _scale(p, -1))
             return out
         if z3.is_app_of(t, z3.Z3_OP_UMINUS):
-            p = self.of(t.arg(0), defined, depth)
+            p = self._of(t.arg(0), defined, depth)
             return None if p is None else _scale(p, -1)
         if z3.is_mul(t):
             out = {(): 1}
             for c in t.children():
-                p = self.of(c, defined, depth)
+                p = self._of(c, defined, depth)
                 if p is None:
                     return None
                 out = _mul(out, p)
@@ -98,9 +158,9 @@ class Polynomials:
             factors = self.lia.factors(name)
             if factors is not None:
                 # A product variable of the integer tier: the product of its factors.
-                return self.of(factors[0] * factors[1], defined, depth)
+                return self._of(factors[0] * factors[1], defined, depth)
             if defined and name in defined and depth < MAX_SUBSTITUTIONS:
-                return self.of(defined[name], defined, depth + 1)
+                return self._of(defined[name], defined, depth + 1)
         return self.atom(t)
 
     def term(self, p: Poly) -> z3.ArithRef:
@@ -114,7 +174,7 @@ class Polynomials:
         return z3.Sum(parts) if len(parts) > 1 else parts[0]
 
 
-def _add(a: Poly, b: Poly) -> Poly:
+def add(a: Poly, b: Poly) -> Poly:
     out = dict(a)
     for m, c in b.items():
         s = out.get(m, 0) + c
@@ -133,7 +193,7 @@ def _mul(a: Poly, b: Poly) -> Poly:
     out: Poly = {}
     for ma, ca in a.items():
         for mb, cb in b.items():
-            out = _add(out, {tuple(sorted(ma + mb)): ca * cb})
+            out = add(out, {tuple(sorted(ma + mb)): ca * cb})
     return out
 
 
@@ -202,10 +262,13 @@ def _split_once(polys, x: Access, y: Access, uniform, bounded):
             return found
     # A constant radix: a row of a size the binding fixes (``row * 4864 + col``), the largest first.
     # A member's shift splits too: its whole rows join the index, the rest stays in the rest.
-    for c in sorted({abs(v) for p in (x.poly, y.poly) for m, v in p.items() if abs(v) > 1}, reverse=True):
+    # The members' common step counts too (an unrolled loop's `dst[i * 8]` beside a rest `2 * r`, r < 8).
+    radices = {abs(v) for p in (x.poly, y.poly) for m, v in p.items() if abs(v) > 1}
+    radices |= {g for g in (math.gcd(*(s for _, s, _ in a.members)) for a in (x, y)) if g > 1}
+    for c in sorted(radices, reverse=True):
         qx, rx = _multiples(x.poly, c)
         qy, ry = _multiples(y.poly, c)
-        if not (qx or qy):
+        if not (qx or qy or any(abs(s) >= c for a in (x, y) for _, s, _ in a.members)):
             continue
         parts = tuple((q, tuple((pc, s // c, 1) for pc, s, _ in a.members), r,
                        tuple((pc, s % c, n) for pc, s, n in a.members)) for q, r, a in ((qx, rx, x), (qy, ry, y)))

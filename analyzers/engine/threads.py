@@ -191,6 +191,7 @@ class LaunchThreads:
     # Values loaded from global memory at an address threads may not share: z3 name -> (region id,
     # byte offset). Two threads loading one address of memory the launch never writes read one value.
     loads: dict = field(default_factory=dict)
+    load_offsets: dict = field(default_factory=dict)  # z3 name -> the offset as an IntV (integer facts)
     written: set = field(default_factory=set)  # ids of the regions the launch writes
     distinct: set = field(default_factory=set)  # ids of regions whose elements the binding states all different
     nondecreasing: dict = field(default_factory=dict)  # region id -> element size, of nondecreasing tensors
@@ -321,6 +322,25 @@ class SecondThread:
                 if rid == rid_v and u.sort() == v.sort():
                     # Negative values mark padding (a slot mapping's -1) and may repeat.
                     out.append(z3.Implies(z3.And(off_u != self(off_v), u >= 0), u != v))
+        return out
+
+    def integer_loads(self, terms) -> list:
+        """equal_loads and distinct_loads for integer terms (lia.py), over the load values both
+        threads' terms mention: the integer pre-check of a race needs them where a split pair asks
+        ``slot == slot'`` of two blocks' slot-mapping entries."""
+        from . import ints
+        out = []
+        offsets = self.threads.load_offsets
+        firsts, seconds = self._loads_of_both(terms, lambda v, rid: z3.is_int(v))
+        for name_u, (u, (rid, _)) in firsts.items():
+            for name_v, (v, (rid_v, _)) in seconds.items():
+                if rid != rid_v or name_u not in offsets or name_v[:-len(PRIME)] not in offsets:
+                    continue
+                off_u, off_v = ints.I(offsets[name_u]), self.integers(ints.I(offsets[name_v[:-len(PRIME)]]))
+                out.append(z3.Implies(off_u == off_v, u == v))
+                if rid in self.threads.distinct:
+                    # Negative values mark padding (a slot mapping's -1) and may repeat.
+                    out.append(z3.Implies(z3.And(off_u != off_v, u >= 0), u != v))
         return out
 
     def ordered_loads(self, terms) -> list:
@@ -552,6 +572,7 @@ class ThreadOps:
         if threads.varying(off.bv, same_block=True):
             if not shared and z3.is_const(value.bv):
                 threads.loads[str(value.bv)] = (region.id, off.bv)  # SecondThread.equal_loads
+                threads.load_offsets[str(value.bv)] = off
             return
         if region.kind != "constant" and threads.varying(st.epoch[0]):
             return  # an interval only some iterations share
@@ -560,6 +581,7 @@ class ThreadOps:
         block_only = shared or threads.varying(off.bv, same_block=False)
         if block_only and not shared and z3.is_const(value.bv):
             threads.loads[str(value.bv)] = (region.id, off.bv)  # two blocks' loads: equal_loads, distinct_loads
+            threads.load_offsets[str(value.bv)] = off
         (threads.block_uniform if block_only else threads.uniform).update(str(v) for v in _vars(value.bv))
 
 
