@@ -170,3 +170,19 @@ def test_a_size_the_path_proves_a_multiple_is_that_multiple_of_its_quotient():
     # Without the check the linear facts know nothing of (k / 128) * 128 against k: the bound is
     # left to the nonlinear tier.
     assert not linear_unsat(*facts, row_end > ints.I(numel), path=True)
+
+
+def test_bit_fields_that_do_not_overlap_or_as_their_sum():
+    from analyzers.engine import lia
+    lia.use(lia.Lia())
+    tile = fresh_int("tile", T.INT32, 0, 1 << 16)
+    row = fresh_int("row", T.INT32, 0, 31)
+    shifted = ints.arith("<<", tile, const_int(9, T.INT32), T.INT32, NO_SPAN)
+    fields = ints.arith("|", shifted, ints.arith("<<", row, const_int(4, T.INT32), T.INT32, NO_SPAN), T.INT32, NO_SPAN)
+    # (tile << 9) | (row << 4), row << 4 below 512: the integers read it exactly, as a sum.
+    assert lia.linear(ints.I(fields)) and z3.simplify(ints.I(fields) - 512 * ints.I(tile) - 16 * ints.I(row)).eq(
+        z3.IntVal(0))
+    # Fields that may overlap (row << 4 up to 496, OR-ed with row << 3) have no exact integer form.
+    overlapping = ints.arith("|", ints.arith("<<", row, const_int(3, T.INT32), T.INT32, NO_SPAN),
+                             ints.arith("<<", row, const_int(4, T.INT32), T.INT32, NO_SPAN), T.INT32, NO_SPAN)
+    assert str(ints.I(overlapping)).startswith("abs!")

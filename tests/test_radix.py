@@ -102,3 +102,13 @@ def test_a_slot_split_by_the_block_size_and_again_by_eight():
     flat = lambda t: "".join(str(t).split())  # noqa: E731 (z3 breaks long terms over lines)
     assert {flat(polys.term({m: c})) for m, c in p.items()} == \
         {flat(f"4096*block_size*{block}"), flat(f"1024*{eighth}"), flat(f"{offset} - 8*{eighth}")}
+
+
+def test_an_exact_division_by_a_constant_divides_the_polynomial():
+    row, col = z3.Ints("row col")
+    polys = radix.Polynomials(Lia())
+    # Packed outputs: `(row * 112 + col * 2) >> 1`, every coefficient even: row * 56 + col.
+    half = z3.If(row * 112 + col * 2 >= 0, (row * 112 + col * 2) / 2, -((-(row * 112 + col * 2)) / 2))
+    assert sorted(str(polys.term({m: c})) for m, c in polys.of(half).items()) == ["56*row", "col"]
+    # An odd coefficient leaves the division an atom.
+    assert len(polys.of((row * 112 + col) / 2)) == 1

@@ -35,6 +35,7 @@ import z3
 
 from ..engine.solver import SolverUnknown
 from ..engine.context import UNTRACKED, _vars
+from ..engine.terms import name as const_name
 from ..engine.values import EXTENT_ONLY
 from ..engine.threads import PRIME, SecondThread, second_thread_witness, small_model, thread_text, warp_of
 from ..findings import STATIC_ONLY_BLOCK_SCOPE, Finding, Fix
@@ -533,9 +534,10 @@ def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> tuple:
         out += rename.integer_loads(out)
         if nonlinear:
             # The products and quotients exact (col * tokens, a grid-stride loop's k * stride).
-            names = {str(v) for t in out for v in _vars(t)}
-            out += [d for d in lia.definitions if str(d.arg(0)) in names]
-            out += [rename.integers(d) for d in lia.definitions if str(d.arg(0)) + PRIME in names]
+            names = {const_name(v) for t in out for v in _vars(t)}
+            defined = [(const_name(d.arg(0)), d) for d in lia.definitions]
+            out += [d for n, d in defined if n in names]
+            out += [rename.integers(d) for n, d in defined if n + PRIME in names]
         return out
 
     def refuted(terms: list) -> bool:

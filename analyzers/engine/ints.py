@@ -159,7 +159,27 @@ def _int_op(op: str, a: IntV, b: IntV, lo: int, hi: int) -> z3.ArithRef | None:
         return x / (1 << k)  # an arithmetic shift floors, as z3's division by a positive constant
     if op == "&" and a.lo >= 0 and k is not None and k >= 0 and (k + 1) & k == 0:
         return x % (k + 1)  # a mask of low bits
+    if op == "|" and a.lo >= 0 and b.lo >= 0:
+        # Bit fields that do not overlap (a swizzled layout's `(tile << 9) | (row << 4) | col`,
+        # `row << 4` below 512): their sum.
+        for high, low in ((x, b), (y, a)):
+            zeros = _low_zero_bits(high)
+            if zeros and low.hi < (1 << zeros):
+                return x + y
     return None
+
+
+def _low_zero_bits(t: z3.ArithRef) -> int:
+    """How many low bits of the integer term ``t`` are 0 whatever its variables (``c * x`` with
+    ``c`` a multiple of 2^k, and sums of such terms): k, at most 62."""
+    if z3.is_int_value(t):
+        v = t.as_long()
+        return 62 if v == 0 else min((v & -v).bit_length() - 1, 62)
+    if z3.is_mul(t):
+        return min(sum(_low_zero_bits(c) for c in t.children() if z3.is_int_value(c)), 62)
+    if z3.is_add(t) or z3.is_sub(t):
+        return min(_low_zero_bits(c) for c in t.children())
+    return 0
 
 
 def arith(op: str, a: IntV, b: IntV, ty: T.IntType, span: N.Span, stack=()) -> IntV:

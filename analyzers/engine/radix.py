@@ -111,15 +111,11 @@ class Polynomials:
         division = self.lia.division(str(t)) if z3.is_const(t) else None
         if division is not None:
             return division
-        q = t
-        if z3.is_app_of(t, z3.Z3_OP_ITE):
-            cond, q = t.arg(0), t.arg(1)
-            if not (z3.is_app_of(cond, z3.Z3_OP_GE) and z3.is_int_value(cond.arg(1)) and cond.arg(1).as_long() == 0
-                    and z3.is_app_of(q, z3.Z3_OP_IDIV) and cond.arg(0).eq(q.arg(0))):
-                return None
-        if z3.is_app_of(q, z3.Z3_OP_IDIV) and z3.is_int_value(q.arg(1)) and q.arg(1).as_long() > 0:
-            return q.arg(0), q.arg(1), q.arg(1) * t
-        return None
+        by_constant = _by_constant(t)
+        if by_constant is None:
+            return None
+        x, k = by_constant
+        return x, z3.IntVal(k), k * t
 
     def _of(self, t: z3.ArithRef, defined: dict | None, depth: int) -> Poly | None:
         if z3.is_int_value(t):
@@ -153,6 +149,13 @@ class Polynomials:
                 if len(out) > MAX_MONOMIALS:
                     return None
             return out
+        by_constant = _by_constant(t)
+        if by_constant is not None:
+            # An exact division (`(row * 112 + 2 * col) / 2`): the dividend's polynomial divided.
+            x, k = by_constant
+            p = self._of(x, defined, depth)
+            if p is not None and all(c % k == 0 for c in p.values()):
+                return {m: c // k for m, c in p.items()}
         if z3.is_const(t) and t.sort() == z3.IntSort():
             name = str(t)
             factors = self.lia.factors(name)
@@ -172,6 +175,21 @@ class Polynomials:
         if not parts:
             return z3.IntVal(0)
         return z3.Sum(parts) if len(parts) > 1 else parts[0]
+
+
+def _by_constant(t: z3.ArithRef) -> tuple | None:
+    """(x, k) where ``t`` is ``x`` divided by the positive constant ``k`` as the integers write
+    C's division: z3's ``x / k`` (a dividend known non-negative), or the truncating ``If(x >= 0, x
+    / k, -((-x) / k))``."""
+    q = t
+    if z3.is_app_of(t, z3.Z3_OP_ITE):
+        cond, q = t.arg(0), t.arg(1)
+        if not (z3.is_app_of(cond, z3.Z3_OP_GE) and z3.is_int_value(cond.arg(1)) and cond.arg(1).as_long() == 0
+                and z3.is_app_of(q, z3.Z3_OP_IDIV) and cond.arg(0).eq(q.arg(0))):
+            return None
+    if z3.is_app_of(q, z3.Z3_OP_IDIV) and z3.is_int_value(q.arg(1)) and q.arg(1).as_long() > 0:
+        return q.arg(0), q.arg(1).as_long()
+    return None
 
 
 def add(a: Poly, b: Poly) -> Poly:

@@ -11,6 +11,13 @@ _SEEN: dict = {}  # (term id, order) -> (term, its constants); entries keep thei
 _SEEN_MAX = 4096
 
 
+def name(const: z3.ExprRef) -> str:
+    """A constant's name, as ``str(const)`` gives it without z3's printer (which costs more than
+    the questions where the race check asks it thousands of times)."""
+    ref = const.ctx.ref()
+    return z3core.Z3_get_symbol_string(ref, z3core.Z3_get_decl_name(ref, z3core.Z3_get_app_decl(ref, const.as_ast())))
+
+
 def constants(term: z3.ExprRef, left_to_right: bool = False) -> list:
     """The uninterpreted constants of ``term``, each once, in the order of a depth-first walk
     (right to left unless ``left_to_right``)."""

@@ -31,6 +31,7 @@ import z3
 from ..kir import nodes as N
 from ..limits import FULL_MASK, WARP_SIZE
 from .context import Symbol, _vars
+from .terms import name as const_name
 from .events import Barrier, WarpSync
 from .values import IntV, const_int
 from ..kir import types as T
@@ -238,6 +239,8 @@ class SecondThread:
         self.threads = threads
         self.same_block = same_block
         self.names: dict[str, z3.ExprRef] = {}
+        self._integers: dict = {}  # term id -> (term, its second thread's copy)
+        self._shared_names: dict[str, bool] = {}
 
     def _renamed(self, v) -> z3.ExprRef:
         name = str(v)
@@ -301,7 +304,7 @@ class SecondThread:
         firsts, seconds = {}, {}
         for t in terms:
             for v in _vars(t):
-                name = str(v)
+                name = const_name(v)
                 second = name.endswith(PRIME)
                 load = threads.loads.get(name[:-len(PRIME)] if second else name)
                 if load is None or load[0] in threads.written or not keep(v, load[0]):
@@ -374,20 +377,32 @@ class SecondThread:
         that may differ between the two renamed, and every auxiliary one (a product, a value the
         integers abstract) unless it is a function of values both threads share (``hidden *
         tokens``), which only weakens what the two threads share."""
-        pairs = [(v, z3.Const(str(v) + PRIME, v.sort())) for v in _vars(term) if not self._shared(v)]
-        return z3.substitute(term, *pairs) if pairs else term
+        hit = self._integers.get(term.get_id())
+        if hit is not None and hit[0].eq(term):
+            return hit[1]
+        pairs = [(v, z3.Const(const_name(v) + PRIME, v.sort())) for v in _vars(term) if not self._shared(v)]
+        out = z3.substitute(term, *pairs) if pairs else term
+        self._integers[term.get_id()] = (term, out)
+        return out
 
     def shares(self, term: z3.ExprRef) -> bool:
         """Whether an integer term has one value for both threads."""
         return all(self._shared(v) for v in _vars(term))
 
     def _shared(self, v, depth: int = 0) -> bool:
-        name = str(v)
+        name = const_name(v)
+        hit = self._shared_names.get(name)
+        if hit is not None:
+            return hit
         if name in self.ctx.symbols or name in self.threads.uniform or name in self.threads.block_ids \
                 or name in self.threads.block_uniform:
-            return not self.threads.varies(name, self.same_block)
-        parts = self.ctx.lia.stands_for(name) if depth < 8 else None
-        return parts is not None and all(self._shared(u, depth + 1) for t in parts for u in _vars(t))
+            out = not self.threads.varies(name, self.same_block)
+        else:
+            parts = self.ctx.lia.stands_for(name) if depth < 8 else None
+            out = parts is not None and all(self._shared(u, depth + 1) for t in parts for u in _vars(t))
+        if depth == 0:
+            self._shared_names[name] = out  # below the top, a cut-off answer is not the name's own
+        return out
 
     def witness(self, model) -> dict:
         """The second thread's indices (and loop iterations the condition mentions)."""
