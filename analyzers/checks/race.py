@@ -448,7 +448,7 @@ def _ites(t: z3.ExprRef):
         todo.extend(u.children())
 
 
-def _integer_accesses(polys, place: Place, shares, literals: dict) -> list[IntAccess]:
+def _integer_accesses(polys, place: Place, shares, literals: dict, merge: bool = False) -> list[IntAccess]:
     from ..engine import ints, radix
     cases: dict = {}  # the uniform conditions' sides an access is on -> its groups
     for alt0 in place.alts:
@@ -459,7 +459,7 @@ def _integer_accesses(polys, place: Place, shares, literals: dict) -> list[IntAc
             cases.setdefault(side, {}).setdefault(key, []).append((alt, off, poly.get((), 0) if poly is not None else 0))
     out = []
     for groups in cases.values():
-        progression = _progression(polys, [k for k in groups if "alone" not in k])
+        progression = _progression(polys, [k for k in groups if "alone" not in k]) if merge else None
         if progression is not None:
             poly, keys = progression
             members = [m for k in keys for m in groups.pop(k)]
@@ -483,8 +483,9 @@ def _progression(polys, keys: list):
     """Polynomials that differ only in one monomial's coefficient (an unrolled loop's
     ``dst[i * block_size]``, ``block_size`` a size) as one: ``common + (c0 + d * J) * m``, ``J`` a
     new variable over the steps. It stands for more offsets than the accesses reach, which a proof
-    may do; it keeps their pairs with another statement's one query, not one per unrolled step.
-    (poly, keys merged), or None."""
+    may do; it keeps their pairs with another statement's one query, not one per unrolled step
+    (asked only past MAX_INTEGER_PAIRS: one access per step splits more often). (poly, keys merged),
+    or None."""
     if len(keys) < 2:
         return None
     for m in dict.fromkeys(m for k in keys for m, _ in k):
@@ -517,6 +518,10 @@ def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> tuple:
     literals: dict = {}
     xs = _integer_accesses(polys, a, rename.shares, literals)
     ys = _integer_accesses(polys, b, rename.shares, literals)
+    if len(xs) * len(ys) > MAX_INTEGER_PAIRS:
+        # Too many pairs (an unrolled loop with a symbolic stride): its steps as one access each.
+        xs = _integer_accesses(polys, a, rename.shares, literals, merge=True)
+        ys = _integer_accesses(polys, b, rename.shares, literals, merge=True)
     if len(xs) * len(ys) > MAX_INTEGER_PAIRS:
         return False, None
     ids = threads.thread.bid if cross else threads.thread.tid
