@@ -4,6 +4,7 @@ chooses per input size, blocks of a padded length, and the manifest ``kernelvet 
 environment; here its per-model results are given)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -102,7 +103,8 @@ def test_record_framework_writes_the_models_it_recorded_and_names_the_ones_it_co
                                       "notes": ["attention ops are not recorded"]},
                "Broken": {"runs": [], "error": "ValueError: no such architecture", "notes": []}}
     monkeypatch.setattr(record_framework, "registered_schemas", lambda root: {"kvstand::align_blocks": "x() -> ()"})
-    monkeypatch.setattr(record_framework, "record_one", lambda fw, config, schemas, points, timeout: results[config.stem])
+    monkeypatch.setattr(record_framework, "record_one", lambda fw, config, schemas, points, timeout, quantize=None:
+                        results[config.stem])
     broken = tmp_path / "Broken.json"
     broken.write_text("{}")
 
@@ -262,3 +264,46 @@ def test_manifest_join_runs_again_from_a_kept_recording_and_refuses_a_bad_base(t
     assert r.returncode == 2 and "bad.yaml:5" in r.stderr and "Traceback" not in r.stderr
     r = run("base.yaml", "missing.yaml", "-o", "joined.yaml")
     assert r.returncode == 2 and "missing.yaml: no such manifest" in r.stderr
+
+
+def test_quantized_variants_are_checkpoint_configs_named_after_their_preset(tmp_path, monkeypatch):
+    import json
+    asked = {}
+
+    def record_one(fw, config, schemas, points, timeout, quantize=None):
+        asked[config.name if quantize is None else f"{config.parent.name}/{config.name}"] = quantize
+        runs = [({"batch": b, "seq_len": s}, [_align_call(b * s, 2, 8, 16)]) for b in (1, 2, 3) for s in (5, 8)]
+        return {"runs": runs, "error": None, "dtype": "bfloat16", "notes": []}
+
+    monkeypatch.setattr(record_framework, "registered_schemas", lambda root: {"kvstand::align_blocks": "x() -> ()"})
+    monkeypatch.setattr(record_framework, "record_one", record_one)
+
+    class Args:
+        config = [str(MIXTRAL)]
+        configs = None
+        model: list = []
+        root = "."
+        jobs = 1
+        timeout = 10.0
+        framework = "vllm"
+        base = None
+        keep_recording = None
+        quantize = "none,gptq-marlin"
+        variants = None
+        output = str(tmp_path / "recorded.yaml")
+    assert record_framework.run_framework(Args, {"batch": [1, 2, 3], "seq_len": [5, 8]}, {}, {}) == 0
+    # The variant is the config with the checkpoint's quantization_config, beside the manifest
+    # that points at it; the model as it is is recorded too.
+    variant = tmp_path / "models" / "quantized" / "gptq-marlin" / MIXTRAL.name
+    config = json.loads(variant.read_text())
+    assert config["quantization_config"]["quant_method"] == "gptq" and config["hidden_size"] == 4096
+    assert asked == {MIXTRAL.name: None, f"gptq-marlin/{MIXTRAL.name}": "gptq-marlin"}
+    doc = yaml.safe_load((tmp_path / "recorded.yaml").read_text())
+    assert {m["name"]: m["config"] for m in doc["models"]} == {
+        "MixtralForCausalLM": str(Path(os.path.relpath(MIXTRAL, tmp_path))),
+        "MixtralForCausalLM@gptq-marlin": "models/quantized/gptq-marlin/MixtralForCausalLM.json"}
+    # An unknown preset is refused before anything runs.
+    Args.quantize = "awq"
+    asked.clear()
+    assert record_framework.run_framework(Args, {"batch": [1, 2, 3], "seq_len": [5, 8]}, {}, {}) == 2
+    assert not asked

@@ -173,7 +173,7 @@ def test_a_quantization_method_vllm_dropped_is_recorded_unquantized_and_said_for
     assert adapter.unknown_quantization({"hidden_size": 8}) is None
 
     # The note reaches the result, named after the model (the header groups notes by their text).
-    def build(config_path, dtype, recorder):
+    def build(config_path, dtype, recorder, quantization=None):
         adapter.NOTES_OF_MODEL.append("recorded unquantized: its quantization method 'bitsandbytes' is not one "
                                       "vLLM 0.33.0 has")
         raise ValueError("stopped here")

@@ -55,6 +55,11 @@ def register(sub) -> None:
                    "that `kernelvet manifest join` can join it again after the hand-written manifest changes")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="with --framework: models recorded at once")
     p.add_argument("--timeout", type=float, default=900.0, help="with --framework: seconds one model may take")
+    p.add_argument("--quantize", metavar="PRESET,...", help="with --framework: record each model as quantized "
+                   "checkpoints of these presets too (vllm: gptq-marlin, gptq-machete; 'none': "
+                   "the config as it is), named MODEL@PRESET")
+    p.add_argument("--variants", metavar="DIR", help="with --quantize: where the quantized variants' config.json "
+                   "files are written (default: models/quantized/ beside the output)")
     p.add_argument("--output", "-o", required=True, help="the manifest to write")
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- the program to run")
     p.set_defaults(func=run)

@@ -36,6 +36,18 @@ def run_framework(args, sizes: dict, ranges: dict, values: dict) -> int:
         print(f"kernelvet record: --base {args.base}: no such manifest", file=sys.stderr)
         return EXIT_USAGE
     names = list(args.model) + [c.stem for c in configs[len(args.model):]]
+    presets = [None]
+    if getattr(args, "quantize", None):
+        from ..recorder.frameworks import quantized_presets
+        known = quantized_presets(args.framework)
+        presets = [None if q == "none" else q for q in args.quantize.split(",")]
+        unknown = [q for q in presets if q is not None and q not in known]
+        if unknown:
+            print(f"kernelvet record: --quantize {','.join(unknown)}: not a preset of {args.framework} "
+                  f"(its presets: none, {', '.join(known)})", file=sys.stderr)
+            return EXIT_USAGE
+        configs, names = quantized_variants(args.framework, configs, names, presets,
+                                            Path(args.variants or Path(args.output).parent / "models" / "quantized"))
     schemas = registered_schemas(Path(args.root))
     if not schemas:
         print(f"kernelvet record: no registered ops with a schema under {args.root} (TORCH_LIBRARY blocks)",
@@ -45,7 +57,8 @@ def run_framework(args, sizes: dict, ranges: dict, values: dict) -> int:
     points = [dict(zip(dims, vs)) for vs in itertools.product(*(sizes[d] for d in dims))]
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        results = list(pool.map(lambda c: record_one(args.framework, c, schemas, points, args.timeout), configs))
+        results = list(pool.map(lambda c: record_one(args.framework, c, schemas, points, args.timeout,
+                                                     QUANTIZED_AS.get(c)), configs))
     rec = Recorder(sorted({k.rpartition("::")[0] for k in schemas}), True)
     recorded, failed, notes = [], [], {}
     for name, config, result in zip(names, configs, results):
@@ -60,6 +73,9 @@ def run_framework(args, sizes: dict, ranges: dict, values: dict) -> int:
         recorded.append(name)
         if result["error"]:
             failed.append((name, f"after {len(result['runs'])} of {len(points)} runs: {result['error']}"))
+    for name, config, result in zip(names, configs, results):
+        if config in QUANTIZED_AS and name not in recorded:
+            config.unlink(missing_ok=True)  # a variant no model of the manifest points at
     if not recorded:
         for name, why in failed:
             print(f"kernelvet record: {name}: {why}", file=sys.stderr)
@@ -101,6 +117,32 @@ def run_framework(args, sizes: dict, ranges: dict, values: dict) -> int:
     return EXIT_CLEAN
 
 
+# A quantized variant's config path -> its preset (quantized_variants), for the model's request.
+QUANTIZED_AS: dict[Path, str] = {}
+
+
+def quantized_variants(framework: str, configs: list, names: list, presets: list, folder: Path) -> tuple:
+    """Each config as a checkpoint of each preset (None: the config as it is): the variant's
+    config.json written to ``folder/PRESET/``, where the manifest's models point, named
+    ``MODEL@PRESET``. (configs, names)."""
+    from ..recorder.frameworks import quantized_config
+    out_configs, out_names = [], []
+    for config, name in zip(configs, names):
+        for preset in presets:
+            if preset is None:
+                out_configs.append(config)
+                out_names.append(name)
+                continue
+            variant = folder / preset / config.name
+            variant.parent.mkdir(parents=True, exist_ok=True)
+            text = json.dumps(quantized_config(framework, json.loads(config.read_text()), preset), indent=2)
+            variant.write_text(text + "\n")
+            QUANTIZED_AS[variant] = preset
+            out_configs.append(variant)
+            out_names.append(f"{name}@{preset}")
+    return out_configs, out_names
+
+
 def registered_schemas(root: Path) -> dict[str, str]:
     """``namespace::name`` -> schema text of every op registered under ``root``."""
     from analyzers.frontend.registrations import discover
@@ -108,14 +150,16 @@ def registered_schemas(root: Path) -> dict[str, str]:
     return {f"{r.namespace}::{r.name}": r.schema for r in registry.ops if r.schema}
 
 
-def record_one(framework: str, config: Path, schemas: dict, points: list, timeout: float) -> dict:
-    """One model recorded in a process of its own (a framework keeps global state per model)."""
+def record_one(framework: str, config: Path, schemas: dict, points: list, timeout: float,
+               quantize: str | None = None) -> dict:
+    """One model recorded in a process of its own (a framework keeps global state per model);
+    ``quantize``: the preset of a quantized variant's config (the GPU and method it is recorded with)."""
     project = Path(__file__).resolve().parent.parent.parent
     with tempfile.TemporaryDirectory(prefix="kernelvet-record-") as tmp:
         request = Path(tmp) / "request.json"
         out = Path(tmp) / "result.pickle"
         request.write_text(json.dumps({"schemas": schemas, "config": str(config.resolve()), "points": points,
-                                       "out": str(out)}))
+                                       "out": str(out), "quantize": quantize}))
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(project)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         try:

@@ -48,6 +48,28 @@ ANSWERS = {
     "cutlass_scaled_mm_supports_fp4": False,
     "moe_permute_unpermute_supported": True,
 }
+# ... and for an sm_80 one (an A100): no FP8 tensor cores, no grouped CUTLASS GEMM.
+ANSWERS_SM80 = dict(ANSWERS, cutlass_scaled_mm_supports_fp8=False, cutlass_scaled_mm_supports_block_fp8=False,
+                    cutlass_group_gemm_supported=False)
+
+# Quantized checkpoints of a model (kernelvet record --quantize): its config.json with the
+# quantization_config that its quantized repositories on the Hub carry (GPTQ, 4 bits, groups of 128,
+# as most are), the method vLLM is told to use (None: the one it picks) and the GPU's compute
+# capability, which decides the kernel: Machete on an H100, Marlin on an A100. Not here, because
+# their weight processing reads the weights' values, which the meta device has none of: AWQ (it
+# unpacks the weights with numpy to repack them), FP8 (it compares scales with .item()) and the MoE
+# layers of GPTQ checkpoints (numpy again); vLLM 0.33 runs GPTQ's own kernels only where neither
+# Marlin nor Machete can (before sm_75).
+_GPTQ = {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True}
+QUANTIZED = {
+    "gptq-marlin": (_GPTQ, None, (8, 0)),
+    "gptq-machete": (_GPTQ, None, (9, 0)),
+}
+
+
+def quantized_config(config: dict, preset: str) -> dict:
+    """``config`` as a checkpoint quantized by ``preset`` (QUANTIZED) would have it."""
+    return dict(config, quantization_config=dict(QUANTIZED[preset][0]))
 
 
 class _CompiledModulesAsEmpty(importlib.abc.MetaPathFinder):
@@ -87,7 +109,7 @@ def prepare(schemas: dict, capability: tuple = (9, 0)):
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
     sys.meta_path.insert(0, _CompiledModulesAsEmpty())
     from bot.recorder import standins
-    ops = standins.install(schemas, ANSWERS)
+    ops = standins.install(schemas, ANSWERS if capability >= (9, 0) else ANSWERS_SM80)
     _triton_launches_do_nothing()  # before vLLM asks whether Triton is there
     _torchvision_front_end_only()  # before an image processor imports torchvision
     import vllm.platforms as platforms
@@ -116,6 +138,14 @@ def prepare(schemas: dict, capability: tuple = (9, 0)):
         @classmethod
         def is_fully_connected(cls, physical_device_ids) -> bool:
             return True
+
+        @classmethod
+        def num_compute_units(cls, device_id: int = 0) -> int:
+            return 132 if capability >= (9, 0) else 108  # an H100 SXM's SMs, an A100's
+
+        @classmethod
+        def is_integrated_gpu(cls, device_id: int = 0) -> bool:
+            return False
 
     platforms._current_platform = RecordingCudaPlatform()
     import torch
@@ -274,9 +304,10 @@ def _python_ops_run_on_meta() -> None:
     torch_utils.direct_register_custom_op = register_for_meta
 
 
-def build(config_path: str, dtype: str | None, recorder):
+def build(config_path: str, dtype: str | None, recorder, quantization: str | None = None):
     """vLLM's config and model for one Hugging Face config.json, on the meta device, and its weights
-    prepared as the loader prepares them (repacking included: ``recorder`` sees those calls)."""
+    prepared as the loader prepares them (repacking included: ``recorder`` sees those calls).
+    ``quantization``: the method vLLM is told to use for a quantized checkpoint (None: its choice)."""
     import torch
     import vllm
     import vllm.ir
@@ -296,7 +327,7 @@ def build(config_path: str, dtype: str | None, recorder):
     with open(os.path.join(model_dir, "config.json"), "w") as f:
         json.dump(config, f)
     model_config = ModelConfig(model=model_dir, skip_tokenizer_init=True, enforce_eager=True,
-                               dtype=dtype or "auto", trust_remote_code=False)
+                               dtype=dtype or "auto", trust_remote_code=False, quantization=quantization)
     vllm_config = VllmConfig(model_config=model_config, compilation_config=CompilationConfig(custom_ops=["all"]),
                              load_config=LoadConfig(load_format="dummy"))
     vllm_config.device_config.device = torch.device("meta")  # where vLLM places what it creates itself
@@ -308,6 +339,11 @@ def build(config_path: str, dtype: str | None, recorder):
         initialize_model_parallel(1, 1)
     from vllm.v1.worker.workspace import init_workspace_manager
     init_workspace_manager(torch.device("meta"))
+    # vLLM's ops that launch on their own stream (Marlin's GEMM) ask for one: with no CUDA, the
+    # placeholder its CPU platform uses, so their real code runs (and the custom ops inside are
+    # recorded) instead of their fake implementation.
+    import vllm.utils.torch_utils as torch_utils
+    torch_utils._current_stream_tls.value = torch_utils._StreamPlaceholder()
     vllm_config.kernel_config.ir_op_priority.set_default()
     vllm.ir.set_default_torch_wrap(vllm_config.compilation_config.ir_enable_torch_wrap)
     from vllm.utils.torch_utils import set_default_torch_dtype
@@ -500,10 +536,12 @@ def record(request: dict) -> dict:
     result = {"runs": [], "error": None, "dtype": None, "defined": [], "refused": {}, "notes": list(NOTES)}
     ops = None
     try:
-        ops = prepare(request["schemas"], tuple(request.get("capability", (9, 0))))
+        preset = request.get("quantize")
+        _, method, capability = QUANTIZED[preset] if preset else (None, None, (9, 0))
+        ops = prepare(request["schemas"], capability)
         # Calls made while the weights are prepared do not depend on the input: every run has them.
         loading = OpRecorder(sorted(ops.namespaces), execute=True)
-        vllm_config, model = build(request["config"], request.get("dtype"), loading)
+        vllm_config, model = build(request["config"], request.get("dtype"), loading, method)
         result["dtype"] = str(vllm_config.model_config.dtype).replace("torch.", "")
         for point in request["points"]:
             num_tokens = 1
