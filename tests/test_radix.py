@@ -112,3 +112,13 @@ def test_an_exact_division_by_a_constant_divides_the_polynomial():
     assert sorted(str(polys.term({m: c})) for m, c in polys.of(half).items()) == ["56*row", "col"]
     # An odd coefficient leaves the division an atom.
     assert len(polys.of((row * 112 + col) / 2)) == 1
+
+
+def test_the_base_of_quotients_and_remainders_by_constants():
+    row, tiles = z3.Ints("row tiles")
+    truncated = z3.If(row >= 0, row / 32, -((-row) / 32))
+    # A swizzled layout's fields: each names `row`, whose equality they make together.
+    for field in (row / 128, row % 32, truncated % 4, truncated):
+        assert radix.base_of(field).eq(row)
+    # A quotient by a size, a plain variable and a sum are no such chains.
+    assert radix.base_of(row / tiles) is None and radix.base_of(row) is None and radix.base_of((row + 1) / 8) is None

@@ -579,7 +579,31 @@ def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> tuple:
         if sx is None or sy is None:
             return None
         parts = radix.split(polys, sx, sy, rename.shares, bounded)
-        return None if parts is None else [(polys.term(p), s, polys.term(q), t) for p, s, q, t in parts]
+        if parts is None:
+            return None
+        terms = [(polys.term(p), s, polys.term(q), t) for p, s, q, t in parts]
+        return terms + _pulled_back(terms, x, y)
+
+    def _pulled_back(terms: list, x: IntAccess, y: IntAccess) -> list:
+        """Where the split leaves equal quotients and remainders of one variable by constants
+        (``row / 128``, ``row % 32``, ``(row / 32) % 4`` of a swizzled layout) that together make the
+        variable equal, the variable's own equality, split again with the path's definitions (a
+        grid-stride ``row == blockIdx.x + k * gridDim.x``): implied, so the question is the same, and
+        it says what the atoms alone hide."""
+        equal = [(a, b) for a, s, b, t in terms if s == t == 1 and a.eq(b) and radix.base_of(a) is not None]
+        out = []
+        for base in {radix.base_of(a).get_id(): radix.base_of(a) for a, _ in equal}.values():
+            atoms = [a for a, _ in equal if radix.base_of(a).eq(base)]
+            if not refuted([a == rename.integers(a) for a in atoms] + [base != rename.integers(base)]):
+                continue
+            sides = []
+            for acc in (x, y):
+                poly = polys.of(base, radix.definitions(lia, acc.pc))
+                sides.append(None if poly is None else radix.Access(poly, radix.units(acc.split.members)))
+            more = radix.split(polys, *sides, rename.shares, bounded) if None not in sides else None
+            out += [(base, 1, base, 1)] if more is None else \
+                [(polys.term(p), s, polys.term(q), t) for p, s, q, t in more]
+        return out
 
     for x in xs:
         for y in ys:

@@ -192,6 +192,21 @@ def _by_constant(t: z3.ArithRef) -> tuple | None:
     return None
 
 
+def base_of(t: z3.ArithRef) -> z3.ArithRef | None:
+    """The variable a chain of divisions and remainders by constants starts from (``row`` of
+    ``row / 128``, ``row % 32``, ``(row / 32) % 4``), or None."""
+    seen = False
+    while True:
+        by_constant = _by_constant(t)
+        if by_constant is not None:
+            t, seen = by_constant[0], True
+        elif z3.is_app_of(t, z3.Z3_OP_MOD) and z3.is_int_value(t.arg(1)) and t.arg(1).as_long() > 0:
+            t, seen = t.arg(0), True
+        else:
+            break
+    return t if seen and z3.is_const(t) and not z3.is_int_value(t) else None
+
+
 def add(a: Poly, b: Poly) -> Poly:
     out = dict(a)
     for m, c in b.items():
@@ -274,7 +289,7 @@ def _split_once(polys, x: Access, y: Access, uniform, bounded):
             continue
         base = {cand: c}
         # A symbolic radix leaves every shift in the rest; each member's index is the hull's.
-        parts = ((qx, _units(x.members), rx, x.members), (qy, _units(y.members), ry, y.members))
+        parts = ((qx, units(x.members), rx, x.members), (qy, units(y.members), ry, y.members))
         found = _try(parts, base, c, bounded)
         if found:
             return found
@@ -311,7 +326,7 @@ def _multiples(p: Poly, c: int) -> tuple[Poly, Poly]:
     return q, {m: v for m, v in p.items() if m not in q}
 
 
-def _units(members: tuple) -> tuple:
+def units(members: tuple) -> tuple:
     return tuple(dict.fromkeys((pc, 0, 1) for pc, _, _ in members))
 
 
