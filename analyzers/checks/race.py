@@ -457,25 +457,28 @@ def _integer_accesses(polys, place: Place, shares, literals: dict, merge: bool =
             key = frozenset((m, c) for m, c in poly.items() if m) if poly is not None else ("alone", id(alt))
             side = tuple(id(c) for c in alt.pc[:len(alt.pc) - len(alt0.pc)])
             cases.setdefault(side, {}).setdefault(key, []).append((alt, off, poly.get((), 0) if poly is not None else 0))
+    def access(members: list, poly, off=None) -> IntAccess:
+        """One range over ``members`` ((alt, offset, constant part)), their common polynomial
+        ``poly`` (None: no polynomial); ``off``: the start's term (default: from ``poly``)."""
+        lo = min(c for _, _, c in members)
+        hi = max(c + alt.ev.size for alt, _, c in members)
+        n = _shared_prefix([x.pc for x, _, _ in members])
+        split = None if poly is None else radix.Access(poly, tuple((tuple(x.pc), k, x.ev.size) for x, _, k in members))
+        if off is None:
+            off = polys.term(radix.add(poly, {(): lo}))
+        return IntAccess(off, hi - lo, tuple(members[0][0].pc[:n]), split)
+
     out = []
     for groups in cases.values():
         progression = _progression(polys, [k for k in groups if "alone" not in k]) if merge else None
         if progression is not None:
             poly, keys = progression
-            members = [m for k in keys for m in groups.pop(k)]
-            lo = min(c for _, _, c in members)
-            hi = max(c + alt.ev.size for alt, _, c in members)
-            n = _shared_prefix([x.pc for x, _, _ in members])
-            split = radix.Access(poly, tuple((tuple(x.pc), k, x.ev.size) for x, _, k in members))
-            out.append(IntAccess(polys.term(radix.add(poly, {(): lo})), hi - lo, tuple(members[0][0].pc[:n]), split))
+            out.append(access([m for k in keys for m in groups.pop(k)], poly))
         for key, members in groups.items():
             lo = min(c for _, _, c in members)
-            hi = max(c + alt.ev.size for alt, _, c in members)
-            alt, off, c = members[0]
-            n = _shared_prefix([x.pc for x, _, _ in members])
-            split = None if "alone" in key else \
-                radix.Access(dict(key), tuple((tuple(x.pc), k, x.ev.size) for x, _, k in members))
-            out.append(IntAccess(off - c + lo if c != lo else off, hi - lo, tuple(alt.pc[:n]), split))
+            _, off, c = members[0]
+            # The first member's own term (lia's products kept), moved to the range's start.
+            out.append(access(members, None if "alone" in key else dict(key), off - c + lo if c != lo else off))
     return out
 
 
@@ -581,19 +584,25 @@ def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> tuple:
         parts = radix.split(polys, sx, sy, rename.shares, bounded)
         if parts is None:
             return None
-        terms = [(polys.term(p), s, polys.term(q), t) for p, s, q, t in parts]
-        return terms + _pulled_back(terms, x, y)
+        terms = as_terms(parts)
+        return terms + pulled_back(terms, x, y)
 
-    def _pulled_back(terms: list, x: IntAccess, y: IntAccess) -> list:
+    def as_terms(parts: list) -> list:
+        return [(polys.term(p), s, polys.term(q), t) for p, s, q, t in parts]
+
+    def pulled_back(terms: list, x: IntAccess, y: IntAccess) -> list:
         """Where the split leaves equal quotients and remainders of one variable by constants
         (``row / 128``, ``row % 32``, ``(row / 32) % 4`` of a swizzled layout) that together make the
         variable equal, the variable's own equality, split again with the path's definitions (a
         grid-stride ``row == blockIdx.x + k * gridDim.x``): implied, so the question is the same, and
         it says what the atoms alone hide."""
-        equal = [(a, b) for a, s, b, t in terms if s == t == 1 and a.eq(b) and radix.base_of(a) is not None]
+        equal: dict = {}  # base id -> (base, the atoms of it the split equates)
+        for a, s, b, t in terms:
+            base = radix.base_of(a) if s == t == 1 and a.eq(b) else None
+            if base is not None:
+                equal.setdefault(base.get_id(), (base, []))[1].append(a)
         out = []
-        for base in {radix.base_of(a).get_id(): radix.base_of(a) for a, _ in equal}.values():
-            atoms = [a for a, _ in equal if radix.base_of(a).eq(base)]
+        for base, atoms in equal.values():
             if not refuted([a == rename.integers(a) for a in atoms] + [base != rename.integers(base)]):
                 continue
             sides = []
@@ -601,8 +610,7 @@ def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> tuple:
                 poly = polys.of(base, radix.definitions(lia, acc.pc))
                 sides.append(None if poly is None else radix.Access(poly, radix.units(acc.split.members)))
             more = radix.split(polys, *sides, rename.shares, bounded) if None not in sides else None
-            out += [(base, 1, base, 1)] if more is None else \
-                [(polys.term(p), s, polys.term(q), t) for p, s, q, t in more]
+            out += [(base, 1, base, 1)] if more is None else as_terms(more)
         return out
 
     for x in xs:

@@ -26,10 +26,13 @@ from dataclasses import dataclass
 
 import z3
 
+from .terms import name as const_name
+
 Poly = dict  # monomial (sorted tuple of atom ids) -> coefficient
 
 MAX_MONOMIALS = 64  # a polynomial past this is not split (the pair falls back to the plain query)
 MAX_SUBSTITUTIONS = 4  # rounds of replacing path-defined variables by their definitions
+MAX_REMAINDERS = 4  # dividends read as quotient and remainder in one polynomial (_remainders)
 
 
 @dataclass
@@ -73,7 +76,7 @@ class Polynomials:
         read, the quotient is an index and the remainder a rest below ``block_size``. A remainder
         divided again (``offset / 8``, ``offset % 8``) splits the same way, in its turn."""
         done: set = set()
-        for _ in range(MAX_SUBSTITUTIONS):
+        for _ in range(MAX_REMAINDERS):
             # Until nothing changes: a quotient's dividend may be a remainder another rewrite makes
             # (whichever order the atoms come in).
             for aid in sorted({a for mono in p for a in mono} - done):
@@ -108,7 +111,7 @@ class Polynomials:
         """(dividend, divisor, quotient * divisor) of a quotient atom: the integer tier's quotient
         by a symbol, or a division by a positive constant (C's truncating ``x / 8`` reads
         ``If(x >= 0, x / 8, -((-x) / 8))``)."""
-        division = self.lia.division(str(t)) if z3.is_const(t) else None
+        division = self.lia.division(const_name(t)) if z3.is_const(t) else None
         if division is not None:
             return division
         by_constant = _by_constant(t)
@@ -157,7 +160,7 @@ class Polynomials:
             if p is not None and all(c % k == 0 for c in p.values()):
                 return {m: c // k for m, c in p.items()}
         if z3.is_const(t) and t.sort() == z3.IntSort():
-            name = str(t)
+            name = const_name(t)
             factors = self.lia.factors(name)
             if factors is not None:
                 # A product variable of the integer tier: the product of its factors.
@@ -241,9 +244,9 @@ def definitions(lia, pc) -> dict:
             todo.extend(t.children())
         elif z3.is_eq(t) and t.arg(0).sort() == z3.IntSort():
             for v, e in ((t.arg(0), t.arg(1)), (t.arg(1), t.arg(0))):
-                if z3.is_const(v) and not z3.is_int_value(v) and str(v) not in out \
-                        and lia.factors(str(v)) is None and not z3.is_int_value(e):
-                    out[str(v)] = e
+                if z3.is_const(v) and not z3.is_int_value(v) and const_name(v) not in out \
+                        and lia.factors(const_name(v)) is None and not z3.is_int_value(e):
+                    out[const_name(v)] = e
                     break
     return out
 

@@ -190,9 +190,9 @@ class LaunchThreads:
     renamed: dict = field(default_factory=dict)
     pairs: itertools.count = field(default_factory=lambda: itertools.count(1))
     # Values loaded from global memory at an address threads may not share: z3 name -> (region id,
-    # byte offset). Two threads loading one address of memory the launch never writes read one value.
+    # byte offset as an IntV). Two threads loading one address of memory the launch never writes read
+    # one value.
     loads: dict = field(default_factory=dict)
-    load_offsets: dict = field(default_factory=dict)  # z3 name -> the offset as an IntV (integer facts)
     written: set = field(default_factory=set)  # ids of the regions the launch writes
     distinct: set = field(default_factory=set)  # ids of regions whose elements the binding states all different
     nondecreasing: dict = field(default_factory=dict)  # region id -> element size, of nondecreasing tensors
@@ -292,14 +292,14 @@ class SecondThread:
         """What two threads' loads share: for each value of the second thread that ``terms`` mention
         and that was loaded from memory the launch never writes, "the same address gives the same
         value" (``slot_mapping[token]`` read by every lane of a warp that handles one token)."""
-        return [z3.Implies(off == self(off), original == v)
+        return [z3.Implies(off.bv == self(off.bv), original == v)
                 for original, v, (rid, off) in self._seconds(terms, self.threads.loads)
                 if rid not in self.threads.written]
 
     def _loads_of_both(self, terms, keep) -> tuple[dict, dict]:
         """The values ``terms`` mention that the first thread, and the second, loaded from memory
         the launch never writes, with ``keep(value, region id)``: z3 name -> (value, (region id,
-        byte offset)), one dict per thread."""
+        byte offset as an IntV)), one dict per thread."""
         threads = self.threads
         firsts, seconds = {}, {}
         for t in terms:
@@ -324,7 +324,7 @@ class SecondThread:
             for v, (rid_v, off_v) in seconds.values():
                 if rid == rid_v and u.sort() == v.sort():
                     # Negative values mark padding (a slot mapping's -1) and may repeat.
-                    out.append(z3.Implies(z3.And(off_u != self(off_v), u >= 0), u != v))
+                    out.append(z3.Implies(z3.And(off_u.bv != self(off_v.bv), u >= 0), u != v))
         return out
 
     def integer_loads(self, terms) -> list:
@@ -333,13 +333,12 @@ class SecondThread:
         ``slot == slot'`` of two blocks' slot-mapping entries."""
         from . import ints
         out = []
-        offsets = self.threads.load_offsets
         firsts, seconds = self._loads_of_both(terms, lambda v, rid: z3.is_int(v))
-        for name_u, (u, (rid, _)) in firsts.items():
-            for name_v, (v, (rid_v, _)) in seconds.items():
-                if rid != rid_v or name_u not in offsets or name_v[:-len(PRIME)] not in offsets:
+        for u, (rid, at_u) in firsts.values():
+            for v, (rid_v, at_v) in seconds.values():
+                if rid != rid_v:
                     continue
-                off_u, off_v = ints.I(offsets[name_u]), self.integers(ints.I(offsets[name_v[:-len(PRIME)]]))
+                off_u, off_v = ints.I(at_u), self.integers(ints.I(at_v))
                 out.append(z3.Implies(off_u == off_v, u == v))
                 if rid in self.threads.distinct:
                     # Negative values mark padding (a slot mapping's -1) and may repeat.
@@ -361,9 +360,9 @@ class SecondThread:
             le = (lambda x, y: x <= y) if sym is None or sym.signed else z3.ULE
             for v, (rid_v, off_v) in seconds.values():
                 if rid == rid_v:
-                    off_w = self(off_v)
-                    out.append(z3.Implies(off_u <= off_w, le(u, v)))
-                    out.append(z3.Implies(off_w <= off_u, le(v, u)))
+                    off_w = self(off_v.bv)
+                    out.append(z3.Implies(off_u.bv <= off_w, le(u, v)))
+                    out.append(z3.Implies(off_w <= off_u.bv, le(v, u)))
         return out
 
     def distinct_orders(self, terms) -> list:
@@ -586,8 +585,7 @@ class ThreadOps:
         shared = region.kind in ("shared", "dynamic_shared")
         if threads.varying(off.bv, same_block=True):
             if not shared and z3.is_const(value.bv):
-                threads.loads[str(value.bv)] = (region.id, off.bv)  # SecondThread.equal_loads
-                threads.load_offsets[str(value.bv)] = off
+                threads.loads[str(value.bv)] = (region.id, off)  # SecondThread.equal_loads
             return
         if region.kind != "constant" and threads.varying(st.epoch[0]):
             return  # an interval only some iterations share
@@ -595,8 +593,7 @@ class ThreadOps:
         # as `lora_ids[blockIdx.x / 2]`) gives the threads of one block the same value.
         block_only = shared or threads.varying(off.bv, same_block=False)
         if block_only and not shared and z3.is_const(value.bv):
-            threads.loads[str(value.bv)] = (region.id, off.bv)  # two blocks' loads: equal_loads, distinct_loads
-            threads.load_offsets[str(value.bv)] = off
+            threads.loads[str(value.bv)] = (region.id, off)  # two blocks' loads: equal_loads, distinct_loads
         (threads.block_uniform if block_only else threads.uniform).update(str(v) for v in _vars(value.bv))
 
 

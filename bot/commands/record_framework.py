@@ -36,7 +36,7 @@ def run_framework(args, sizes: dict, ranges: dict, values: dict) -> int:
         print(f"kernelvet record: --base {args.base}: no such manifest", file=sys.stderr)
         return EXIT_USAGE
     names = list(args.model) + [c.stem for c in configs[len(args.model):]]
-    presets = [None]
+    quantize = [None] * len(configs)  # per config: the preset of a quantized variant, None for none
     if getattr(args, "quantize", None):
         from ..recorder.frameworks import quantized_presets
         known = quantized_presets(args.framework)
@@ -46,8 +46,8 @@ def run_framework(args, sizes: dict, ranges: dict, values: dict) -> int:
             print(f"kernelvet record: --quantize {','.join(unknown)}: not a preset of {args.framework} "
                   f"(its presets: none, {', '.join(known)})", file=sys.stderr)
             return EXIT_USAGE
-        configs, names = quantized_variants(args.framework, configs, names, presets,
-                                            Path(args.variants or Path(args.output).parent / "models" / "quantized"))
+        configs, names, quantize = quantized_variants(
+            args.framework, configs, names, presets, Path(args.variants or Path(args.output).parent / "models" / "quantized"))
     schemas = registered_schemas(Path(args.root))
     if not schemas:
         print(f"kernelvet record: no registered ops with a schema under {args.root} (TORCH_LIBRARY blocks)",
@@ -57,8 +57,8 @@ def run_framework(args, sizes: dict, ranges: dict, values: dict) -> int:
     points = [dict(zip(dims, vs)) for vs in itertools.product(*(sizes[d] for d in dims))]
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        results = list(pool.map(lambda c: record_one(args.framework, c, schemas, points, args.timeout,
-                                                     QUANTIZED_AS.get(c)), configs))
+        results = list(pool.map(lambda cq: record_one(args.framework, cq[0], schemas, points, args.timeout, cq[1]),
+                                zip(configs, quantize)))
     rec = Recorder(sorted({k.rpartition("::")[0] for k in schemas}), True)
     recorded, failed, notes = [], [], {}
     for name, config, result in zip(names, configs, results):
@@ -73,8 +73,8 @@ def run_framework(args, sizes: dict, ranges: dict, values: dict) -> int:
         recorded.append(name)
         if result["error"]:
             failed.append((name, f"after {len(result['runs'])} of {len(points)} runs: {result['error']}"))
-    for name, config, result in zip(names, configs, results):
-        if config in QUANTIZED_AS and name not in recorded:
+    for name, config, preset in zip(names, configs, quantize):
+        if preset is not None and name not in recorded:
             config.unlink(missing_ok=True)  # a variant no model of the manifest points at
     if not recorded:
         for name, why in failed:
@@ -117,18 +117,15 @@ def run_framework(args, sizes: dict, ranges: dict, values: dict) -> int:
     return EXIT_CLEAN
 
 
-# A quantized variant's config path -> its preset (quantized_variants), for the model's request.
-QUANTIZED_AS: dict[Path, str] = {}
-
-
 def quantized_variants(framework: str, configs: list, names: list, presets: list, folder: Path) -> tuple:
     """Each config as a checkpoint of each preset (None: the config as it is): the variant's
     config.json written to ``folder/PRESET/``, where the manifest's models point, named
-    ``MODEL@PRESET``. (configs, names)."""
+    ``MODEL@PRESET``. (configs, names, each one's preset)."""
     from ..recorder.frameworks import quantized_config
-    out_configs, out_names = [], []
+    out_configs, out_names, out_presets = [], [], []
     for config, name in zip(configs, names):
         for preset in presets:
+            out_presets.append(preset)
             if preset is None:
                 out_configs.append(config)
                 out_names.append(name)
@@ -137,10 +134,9 @@ def quantized_variants(framework: str, configs: list, names: list, presets: list
             variant.parent.mkdir(parents=True, exist_ok=True)
             text = json.dumps(quantized_config(framework, json.loads(config.read_text()), preset), indent=2)
             variant.write_text(text + "\n")
-            QUANTIZED_AS[variant] = preset
             out_configs.append(variant)
             out_names.append(f"{name}@{preset}")
-    return out_configs, out_names
+    return out_configs, out_names, out_presets
 
 
 def registered_schemas(root: Path) -> dict[str, str]:
