@@ -1,8 +1,10 @@
 """Times the scan of the bundled example repository and prints per-instance times.
 
-    python bench/bench_example.py [--jobs N] [--repeat R]
+    python bench/bench_example.py [--jobs N] [--repeat R] [--without-thread-checks]
 
-Budget (issue "kernelvet v0"): the whole example scan under 10 s on 2 cores.
+Budget (issue "kernelvet v0"): the whole example scan under 10 s on 2 cores; the thread checks
+(races on shared and global memory, barrier divergence, warp masks) at most double it: compare
+a run with --without-thread-checks (the single-thread checks only).
 """
 from __future__ import annotations
 
@@ -23,7 +25,15 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per core)")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--without-thread-checks", action="store_true",
+                    help="run the single-thread checks only (race, barrier-divergence and sync-mask off)")
     args = ap.parse_args()
+    if args.without_thread_checks:
+        import analyzers.api
+        from analyzers.checks import AlignmentCheck, BoundsCheck, LaunchCheck, OverflowCheck
+
+        # The workers are forked from this process, so they see the replaced list too.
+        analyzers.api.default_checks = lambda: [BoundsCheck(), OverflowCheck(), LaunchCheck(), AlignmentCheck()]
     example = ROOT / "examples" / "minivllm"
     manifest = load(example / "kernelvet.yaml")
     walls = []

@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "minivllm"
 MODELS = {"LLaMAForCausalLM": "llama-13b", "MistralForCausalLM": "mistral-7b", "Qwen2ForCausalLM": "qwen2-0.5b",
           "Gemma2ForCausalLM": "gemma2-9b", "JAISLMHeadModel": "jais-13b", "Phi3ForCausalLM": "phi3-mini"}
-INDEX_RANGES = {"positions": [0, "max_position_embeddings - 1"], "slot_mapping": [-1, "num_blocks * 16 - 1"]}
+INDEX_RANGES = {"positions": [0, "max_position_embeddings - 1"],
+                "slot_mapping": [-1, "num_blocks * 16 - 1", "distinct"]}  # one cache slot per token
 GRID = [{"batch": b, "seq_len": s} for b in (1, 2, 3) for s in (5, 8)]
 
 
@@ -109,6 +110,19 @@ def test_cpu_run_observes_index_values_and_flags_them():
     text = rec.manifest(None, ranges={"num_blocks": (1, 64)})
     assert "positions: {shape: [num_tokens], dtype: int64, values: [0, seq_len - 1]}" in text
     assert "# check: positions: value range observed" in text
+    # One cache slot per token in every run: distinct (a scatter through it cannot race); positions
+    # repeat across the sequences of a batch, so they are not.
+    assert "slot_mapping: {shape: [num_tokens], dtype: int64, values: [0, num_tokens - 1], distinct: true}" in text
+    assert "# check: slot_mapping: no two elements at or above 0 were equal in any run" in text
+
+
+def test_declared_value_ranges_may_state_distinct():
+    from bot.commands.record import _value_range
+    assert _value_range("-1:num_slots - 1") == ["-1", "num_slots - 1"]
+    assert _value_range("-1:num_slots - 1:distinct") == ["-1", "num_slots - 1", "distinct"]
+    for bad in ("5", "0:", "0:7:sorted"):
+        with pytest.raises(ValueError):
+            _value_range(bad)
 
 
 def test_record_command_runs_the_program_at_every_size(tmp_path):

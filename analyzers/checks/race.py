@@ -132,6 +132,22 @@ def _concrete_epochs(place: Place) -> set | None:
     return out
 
 
+def _grid_ordered(threads, a: Place, b: Place) -> bool | None:
+    """Whether a grid barrier lies between the accesses of ``a`` and ``b`` (True), none does
+    (False), or it depends on the access or is not known (None). An access at block epoch e has
+    passed the grid barriers reached at epochs below e; every thread passes the same ones (the
+    barrier-divergence check asks that of a grid barrier), so the counts compare across blocks."""
+    grid, ea, eb = threads.grid_epochs, _concrete_epochs(a), _concrete_epochs(b)
+    if grid is None or ea is None or eb is None:
+        return None
+    passed = {sum(g < e for g in grid) for e, _ in ea | eb}
+    if len(passed) == 1:
+        return False
+    before_a = {sum(g < e for g in grid) for e, _ in ea}
+    before_b = {sum(g < e for g in grid) for e, _ in eb}
+    return True if not before_a & before_b else None
+
+
 def _apart(a: Place, b: Place) -> bool:
     """Two statements always a barrier apart: no block epoch and no warp epoch in common (the
     accesses of a tree reduction's steps). Decided on constants, without a query."""
@@ -162,6 +178,13 @@ def value_key(v) -> z3.BitVecRef | None:
     return None
 
 
+def global_races(ctx) -> bool:
+    """Whether races on global memory are checked: as the options say, else for ops with a binding
+    (zero-config knows no index tensor's contents and no stride, so a race there would rest on them)."""
+    on = ctx.options.global_races
+    return not ctx.zero_config if on is None else on
+
+
 class RaceCheck(Check):
     id = "race"
 
@@ -172,7 +195,7 @@ class RaceCheck(Check):
     def on_access(self, ctx, st, ev) -> None:
         if st.epoch is None or ctx.threads is None or ev.region.kind not in RACY or ev.region.note == EXTENT_ONLY:
             return
-        if ev.region.kind == "global" and not ctx.options.global_races and ev.scope != "block":
+        if ev.region.kind == "global" and not global_races(ctx) and ev.scope != "block":
             return
         key = (span_key(ev.span), ev.write, ev.atomic, ev.region.id)
         place = self.places.get(key)
@@ -213,7 +236,11 @@ class RaceCheck(Check):
         if not cross and _apart(a, b):
             return False
         if cross and threads.grid_barriers:
-            # A grid-wide barrier orders blocks, which the epochs (one block's barriers) do not show.
+            # A grid-wide barrier orders blocks: accesses with a grid barrier between them never race.
+            ordered = _grid_ordered(threads, a, b)
+            if ordered:
+                return False
+        if cross and threads.grid_barriers and ordered is None:
             ctx.mark(key)
             ctx.stuck("unsupported", f"whether `{a.ev.span.text}` and `{b.ev.span.text}` race between blocks is not "
                       "checked in a kernel with a grid-wide barrier (cooperative launch)", b.ev.span)
@@ -368,12 +395,24 @@ def _load_tensor(ctx, fact) -> str | None:
 
 def _index_error_at(ctx, a: Place, b: Place) -> bool:
     """Whether an oob, overflow or narrowing finding of this kernel is at the statement of either
-    access (its line): `dst[i] = src[i]` with `i` past the row reads past `src` and writes the next
-    row's `dst`, one index error."""
+    access (its line), or rests on a loop counter either access's offset moves with: `dst[i] =
+    src[i]` with `i` past the row reads past `src` and writes the next row's `dst`, one index error
+    (a vector loop whose count is rounded up reads past the input at one statement and writes
+    the next row at another). The race is the same error, reported once; fixed, a rerun checks it."""
     lines = {(a.ev.span.file, a.ev.span.line), (b.ev.span.file, b.ev.span.line)}
-    return any(f.check in ("oob", "overflow", "narrowing") and f.kernel == ctx.kernel
-               and ((f.access or f.location).file, (f.access or f.location).line) in lines
-               for f in ctx.findings.values())
+    errors = [f for f in ctx.findings.values() if f.check in ("oob", "overflow", "narrowing") and f.kernel == ctx.kernel]
+    if any(((f.access or f.location).file, (f.access or f.location).line) in lines for f in errors):
+        return True
+    if not errors:
+        return False
+    counters = set()
+    for place in (a, b):
+        for alt in place.alts:
+            for v in _vars(alt.ev.off.bv):
+                sym = ctx.symbols.get(const_name(v))
+                if sym is not None and sym.kind == "loop":
+                    counters.add(sym.name)
+    return any(counters & f.witness.keys() for f in errors)
 
 
 MAX_INTEGER_PAIRS = 16  # access pairs of two statements tried in integers before the bit-vector query

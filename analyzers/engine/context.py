@@ -54,9 +54,10 @@ class Options:
     # GPU memory (bytes) a witness's tensors may take: a failing input that fits is preferred, so a
     # reproducer can run it (limits.WITNESS_MEMORY_GIB). 0: no bound.
     witness_memory_bytes: int = int(WITNESS_MEMORY_GIB * (1 << 30))
-    # Races on global memory (checks/race.py), within a block and across blocks: off by default
-    # until its precision on the fixtures and vLLM matches the shared-memory check's.
-    global_races: bool = False
+    # Races on global memory (checks/race.py), within a block and across blocks. None: on for an op
+    # with a binding, off in zero-config, where index tensors' contents and strides are unknown and
+    # nearly every scatter could race through a repeated index or overlapping rows.
+    global_races: bool | None = None
     # Record the op's call at small valid sizes in the result (InstanceResult.control_call).
     control_call: bool = False
 

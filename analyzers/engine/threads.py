@@ -184,6 +184,9 @@ class LaunchThreads:
     block_uniform: set = field(default_factory=set)  # values alike within a block (shared memory loads)
     warp_barriers: bool = False  # a __syncwarp ran: warp and block epochs may differ
     grid_barriers: bool = False  # a grid group's sync() ran: blocks are ordered too
+    # The block epochs at which grid barriers were reached (a grid barrier moves the block epoch
+    # from e to e + 1), or None once one was reached at an epoch that is not a constant (in a loop).
+    grid_epochs: set | None = field(default_factory=set)
     decisions: dict = field(default_factory=dict)  # pc term id -> Decision
     # (term id, same block) -> (term, its second thread's copy): renaming is by name, the same for
     # every pair query, and a path's conditions are renamed once, not once per pair.
@@ -328,12 +331,14 @@ class SecondThread:
         return out
 
     def integer_loads(self, terms) -> list:
-        """equal_loads and distinct_loads for integer terms (lia.py), over the load values both
-        threads' terms mention: the integer pre-check of a race needs them where a split pair asks
-        ``slot == slot'`` of two blocks' slot-mapping entries."""
+        """equal_loads, distinct_loads and ordered_loads for integer terms (lia.py), over the load
+        values both threads' terms mention: the integer pre-check of a race needs them where a
+        split pair asks ``slot == slot'`` of two blocks' slot-mapping entries, or whether two
+        blocks' segments of a nondecreasing ``cu_seq_lens`` meet."""
         from . import ints
         out = []
         firsts, seconds = self._loads_of_both(terms, lambda v, rid: z3.is_int(v))
+        order = self.threads.nondecreasing
         for u, (rid, at_u) in firsts.values():
             for v, (rid_v, at_v) in seconds.values():
                 if rid != rid_v:
@@ -343,7 +348,15 @@ class SecondThread:
                 if rid in self.threads.distinct:
                     # Negative values mark padding (a slot mapping's -1) and may repeat.
                     out.append(z3.Implies(z3.And(off_u != off_v, u >= 0), u != v))
+                if rid in order and self._whole_element(u, order[rid]) and self._whole_element(v, order[rid]):
+                    out += [z3.Implies(off_u <= off_v, u <= v), z3.Implies(off_v <= off_u, v <= u)]
         return out
+
+    def _whole_element(self, v, size: int) -> bool:
+        """Whether the integer ``v`` stands for a load of a whole ``size``-byte element."""
+        name = const_name(v)
+        sym = self.ctx.symbols.get(name[:-len(PRIME)] if name.endswith(PRIME) else name)
+        return sym is not None and z3.is_bv(sym.term) and sym.term.size() == 8 * size
 
     def ordered_loads(self, terms) -> list:
         """For each element of a nondecreasing tensor (cumulative lengths, an ``indptr``) that the
@@ -466,8 +479,14 @@ class ThreadOps:
         st.epoch = (block + 1 if scope in ("block", "grid") else block, warp + 1)
         if scope == "warp" and self.ctx.threads is not None:
             self.ctx.threads.warp_barriers = True
-        if scope == "grid" and self.ctx.threads is not None:
-            self.ctx.threads.grid_barriers = True
+        threads = self.ctx.threads
+        if scope == "grid" and threads is not None:
+            threads.grid_barriers = True
+            at = z3.simplify(block)
+            if threads.grid_epochs is not None and z3.is_bv_value(at):
+                threads.grid_epochs.add(at.as_long())
+            else:
+                threads.grid_epochs = None
 
     def warp_sync(self, st, call, mask, source: tuple | None = None) -> None:
         """A warp primitive with a lane mask (and, for a shuffle, the lane it reads: ``source``, see

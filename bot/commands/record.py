@@ -43,8 +43,9 @@ def register(sub) -> None:
     p.add_argument("--config", action="append", default=[], help="a model's config.json (repeatable: one model each)")
     p.add_argument("--model", action="append", default=[], help="the model's name (one per --config)")
     p.add_argument("--namespace", action="append", default=[], help="record only ops of this namespace (repeatable)")
-    p.add_argument("--values", action="append", default=[], metavar="ARG=LO:HI",
-                   help="the range of an index tensor's elements (ARG or OP.ARG; expressions allowed)")
+    p.add_argument("--values", action="append", default=[], metavar="ARG=LO:HI[:distinct]",
+                   help="the range of an index tensor's elements (ARG or OP.ARG; expressions allowed); "
+                        "':distinct': no two elements >= 0 are equal (a slot mapping)")
     p.add_argument("--no-execute", action="store_true", help="record ops that return nothing without running them")
     p.add_argument("--framework", choices=FRAMEWORKS, help="run the models with this framework's own classes (no program)")
     p.add_argument("--root", default=".", help="with --framework: the repository whose registered ops are recorded")
@@ -63,6 +64,16 @@ def register(sub) -> None:
     p.add_argument("--output", "-o", required=True, help="the manifest to write")
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- the program to run")
     p.set_defaults(func=run)
+
+
+def _value_range(text: str) -> list:
+    """LO:HI or LO:HI:distinct (recorder.DISTINCT) as [LO, HI] or [LO, HI, DISTINCT]."""
+    from ..recorder import DISTINCT
+    lo, _, rest = text.partition(":")
+    hi, _, flag = rest.partition(":")
+    if not lo or not hi or flag not in ("", DISTINCT):
+        raise ValueError(f"--values: '{text}' is not LO:HI or LO:HI:{DISTINCT}")
+    return [lo, hi] + ([DISTINCT] if flag else [])
 
 
 def _pairs(items: list[str], sep: str, what: str) -> dict:
@@ -87,7 +98,7 @@ def run(args) -> int:
     try:
         sizes = {k: [int(x) for x in v.split(",")] for k, v in _pairs(args.size, ",", "--size").items()}
         ranges = {k: tuple(int(x) for x in v.split(":", 1)) for k, v in _pairs(args.range, ":", "--range").items()}
-        values = {k: v.split(":", 1) for k, v in _pairs(args.values, ":", "--values").items()}
+        values = {k: _value_range(v) for k, v in _pairs(args.values, ":", "--values").items()}
     except ValueError as exc:
         print(f"kernelvet record: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -131,8 +131,9 @@ class Options(Strict):
     follow_ups: int = Field(default=2, ge=0, le=8)
     # The GPU memory the reproducers of findings may take (kernelvet repro): witnesses are chosen to fit.
     witness_memory_gib: float = Field(WITNESS_MEMORY_GIB, gt=0, le=1 << 20)
-    # Races on global memory (docs/threads.md): opt-in while its precision is measured.
-    global_races: bool = False
+    # Races on global memory (docs/threads.md). Unset: checked for ops with a binding, not in
+    # zero-config; true or false: everywhere or nowhere.
+    global_races: bool | None = None
 
 
 DEFAULT_DIMS = {"batch": DimRange(min=1, max=1000), "seq_len": DimRange(min=1, max=2_000_000)}

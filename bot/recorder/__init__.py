@@ -23,6 +23,10 @@ from .intercept import AbsentRec, Call, OpRecorder, ScalarRec, TensorRec
 __all__ = ["Recorder", "RecordError", "sizes", "config_path"]
 DEFAULT_RANGES = {"batch": (1, 1000), "seq_len": (1, 2_000_000)}
 UNOBSERVED = "unobserved"  # an integer tensor's contents no run could see (meta tensors)
+DISTINCT = "distinct"  # after an observed range: no two elements >= 0 were equal (a slot mapping)
+# A 1-D index tensor is taken as distinct when no run saw two equal elements and some run saw this
+# many: a slot mapping's tokens each get their own slot; a handful of expert ids could look so by chance.
+DISTINCT_MIN_ENTRIES = 8
 CHOSEN_VALUES = 8  # at most this many distinct values make a number chosen by size, not a wrong fit
 ENV_POINT = "KERNELVET_RECORD_POINT"
 ENV_CONFIG = "KERNELVET_RECORD_CONFIG"
@@ -224,7 +228,7 @@ class Recorder:
                 vals = None
                 declared = values.get(f"{plain}.{name}", values.get(name))
                 if declared is not None:
-                    vals = [[str(declared[0])], [str(declared[1])]]
+                    vals = [[str(declared[0])], [str(declared[1])]] + ([DISTINCT] if DISTINCT in declared[2:] else [])
                 elif first.lo is not None and all(s.lo is not None for s in seen):
                     lo = self._number(rec, fitted, [s.lo for s in seen], points, dims, f"{where} smallest element")
                     hi = self._number(rec, fitted, [s.hi for s in seen], points, dims, f"{where} largest element")
@@ -237,6 +241,10 @@ class Recorder:
                     vals = UNOBSERVED
                     notes.append(f"{name}: integer tensor without observed values (meta tensors): if it indexes "
                                  f"memory, declare its range")
+                if isinstance(vals, list) and DISTINCT not in vals and _seen_distinct(seen):
+                    vals.append(DISTINCT)
+                    notes.append(f"{name}: no two elements at or above 0 were equal in any run: stated distinct "
+                                 f"(a scatter through it cannot race); confirm it")
                 dtype = None if first.dtype == rec.dtype else first.dtype
                 args.append((name, "tensor", (shape, dtype, strides, vals)))
         return Binding(op, args, [rec.model], notes)
@@ -364,7 +372,16 @@ def _arg_text(kind, data) -> str:
         parts.append("unknown_values: true")
     elif vals is not None:
         parts.append(f"values: [{_q(vals[0][0])}, {_q(vals[1][0])}]")
+        if DISTINCT in vals[2:]:
+            parts.append("distinct: true")
     return "{" + ", ".join(parts) + "}"
+
+
+def _seen_distinct(seen: list) -> bool:
+    """Whether every run's 1-D integer tensor held no two equal elements >= 0, and some run held
+    enough of them for that to mean something (DISTINCT_MIN_ENTRIES)."""
+    return (all(s.entries == s.different for s in seen)
+            and max(s.entries for s in seen) >= DISTINCT_MIN_ENTRIES)
 
 
 def _q(text: str) -> str:
@@ -392,7 +409,8 @@ def _unify(a: list, b: list) -> list | None:
                 return None
             shape = [_common(x, y) for x, y in zip(sa, sb)]
             strides = None if sta is None else [_common(x, y) for x, y in zip(sta, stb)]
-            vals = va if va is None or va == UNOBSERVED else [_common(va[0], vb[0]), _common(va[1], vb[1])]
+            vals = va if va is None or va == UNOBSERVED else [_common(va[0], vb[0]), _common(va[1], vb[1])] + (
+                [DISTINCT] if DISTINCT in va[2:] and DISTINCT in vb[2:] else [])
             if any(c is None for c in shape + (strides or []) + (vals if isinstance(vals, list) else [])):
                 return None
             out.append((n, k, (shape, ta, strides, vals)))

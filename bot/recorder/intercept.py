@@ -21,6 +21,10 @@ class TensorRec:
     dtype: str
     lo: int | None = None  # integer tensors with data: the smallest element
     hi: int | None = None
+    # 1-D integer tensors with data: how many elements are not negative (padding such as a slot
+    # mapping's -1 aside), and how many different values they hold.
+    entries: int = 0
+    different: int = 0
 
 
 @dataclass(frozen=True)
@@ -46,10 +50,14 @@ def dtype_name(dt: torch.dtype) -> str:
 def describe(value):
     if isinstance(value, torch.Tensor):
         lo = hi = None
+        entries = different = 0
         if value.dtype in _INT_DTYPES and value.device.type != "meta" and value.numel() > 0:
             lo, hi = int(value.min()), int(value.max())
+            if value.dim() == 1:
+                kept = value[value >= 0]
+                entries, different = int(kept.numel()), int(torch.unique(kept).numel())
         return TensorRec(tuple(int(d) for d in value.shape), tuple(int(s) for s in value.stride()),
-                         value.is_contiguous(), dtype_name(value.dtype), lo, hi)
+                         value.is_contiguous(), dtype_name(value.dtype), lo, hi, entries, different)
     if value is None:
         return AbsentRec()
     if isinstance(value, (bool, int, float)):
