@@ -140,11 +140,9 @@ def _grid_ordered(threads, a: Place, b: Place) -> bool | None:
     grid, ea, eb = threads.grid_epochs, _concrete_epochs(a), _concrete_epochs(b)
     if grid is None or ea is None or eb is None:
         return None
-    passed = {sum(g < e for g in grid) for e, _ in ea | eb}
-    if len(passed) == 1:
+    before_a, before_b = ({sum(g < e for g in grid) for e, _ in epochs} for epochs in (ea, eb))
+    if len(before_a | before_b) == 1:
         return False
-    before_a = {sum(g < e for g in grid) for e, _ in ea}
-    before_b = {sum(g < e for g in grid) for e, _ in eb}
     return True if not before_a & before_b else None
 
 
@@ -240,11 +238,13 @@ class RaceCheck(Check):
             ordered = _grid_ordered(threads, a, b)
             if ordered:
                 return False
-        if cross and threads.grid_barriers and ordered is None:
-            ctx.mark(key)
-            ctx.stuck("unsupported", f"whether `{a.ev.span.text}` and `{b.ev.span.text}` race between blocks is not "
-                      "checked in a kernel with a grid-wide barrier (cooperative launch)", b.ev.span)
-            return True
+            if ordered is None:
+                ctx.mark(key)
+                ctx.stuck("unsupported", f"whether `{a.ev.span.text}` and `{b.ev.span.text}` race between blocks is "
+                          "not checked where a statement runs in several intervals between grid barriers (a grid barrier in a "
+                          "loop)",
+                          b.ev.span)
+                return True
         if a.ev.region.kind == "global" and _index_error_at(ctx, a, b):
             # An index past its row (`i <= d`) reaches the next row's elements: the race is the
             # same index error the oob or overflow finding at the access already reports.

@@ -477,9 +477,9 @@ class ThreadOps:
                 check.on_barrier(self.ctx, st, ev)
         block, warp = st.epoch
         st.epoch = (block + 1 if scope in ("block", "grid") else block, warp + 1)
-        if scope == "warp" and self.ctx.threads is not None:
-            self.ctx.threads.warp_barriers = True
         threads = self.ctx.threads
+        if scope == "warp" and threads is not None:
+            threads.warp_barriers = True
         if scope == "grid" and threads is not None:
             threads.grid_barriers = True
             at = z3.simplify(block)
