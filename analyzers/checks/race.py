@@ -241,9 +241,8 @@ class RaceCheck(Check):
             if ordered is None:
                 ctx.mark(key)
                 ctx.stuck("unsupported", f"whether `{a.ev.span.text}` and `{b.ev.span.text}` race between blocks is "
-                          "not checked where a statement runs in several intervals between grid barriers (a grid barrier in a "
-                          "loop)",
-                          b.ev.span)
+                          "not checked where a statement runs in several intervals between grid barriers "
+                          "(a grid barrier in a loop)", b.ev.span)
                 return True
         if a.ev.region.kind == "global" and _index_error_at(ctx, a, b):
             # An index past its row (`i <= d`) reaches the next row's elements: the race is the
