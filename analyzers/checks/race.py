@@ -35,6 +35,7 @@ import z3
 
 from ..engine.solver import SolverUnknown
 from ..engine.context import UNTRACKED, _vars
+from ..engine.loops import LoopRuns
 from ..engine.terms import name as const_name
 from ..engine.values import EXTENT_ONLY
 from ..engine.threads import PRIME, SecondThread, second_thread_witness, small_model, thread_text, warp_of
@@ -210,6 +211,7 @@ class RaceCheck(Check):
 
     def on_kernel_end(self, ctx, threads) -> None:
         places, self.places = list(self.places.values()), {}
+        self.accesses = IntegerAccesses(ctx)
         dropped, self.dropped = self.dropped, 0
         if dropped:
             ctx.stuck("path-explosion", f"{dropped} shared- or global-memory accesses of the kernel past the first "
@@ -283,20 +285,23 @@ class RaceCheck(Check):
         none; "unknown" when the solver could not tell (recorded as inconclusive)."""
         hint = None
         if a.ev.region.kind == "global":
-            apart, hint = _apart_in_integers(ctx, threads, a, b, cross)
+            apart, hint = _apart_in_integers(ctx, threads, a, b, cross, self.accesses)
             if apart:
                 return None
         rename, cond, constraints = self._condition(ctx, threads, a, b, cross)
         if hint is not None:
             # The split pair's integer model as a guess: with both threads' indices pinned, the
-            # bit-vector question is nearly concrete. A model of it is one of the whole question.
-            ctx.tick()
-            try:
-                model = ctx.solver.model(constraints + _pins(hint, constraints, _index_names(threads)))
-            except SolverUnknown:
-                model = None
-            if model is not None:
-                return model, rename, cond, constraints
+            # bit-vector question is nearly concrete (and more so with the accesses each thread
+            # makes at the model's values chosen). A model of it is one of the whole question.
+            pins = _pins(hint, constraints, _index_names(threads))
+            for choice in (*self.accesses.choices(a, b, hint, rename), []):
+                ctx.tick()
+                try:
+                    model = ctx.solver.model(constraints + pins + choice)
+                except SolverUnknown:
+                    model = None
+                if model is not None:
+                    return model, rename, cond, constraints
         ctx.tick()
         try:
             model = ctx.solver.model(constraints)
@@ -438,6 +443,18 @@ def _shared_prefix(pcs: list) -> int:
     return n
 
 
+def _common_conditions(pcs: list) -> tuple:
+    """The conditions (the same terms) that every path of ``pcs`` holds, in the first one's order:
+    what each of them implies, beyond their shared prefix where they branched and met again (an
+    earlier unrolled iteration's exit on each)."""
+    distinct = list({id(pc): pc for pc in pcs}.values())
+    first = distinct[0]
+    if len(distinct) == 1:
+        return tuple(first)
+    common = set.intersection(*({id(c) for c in pc} for pc in distinct[1:]))
+    return tuple(c for c in first if id(c) in common)
+
+
 @dataclass
 class _Case:
     """An access on one side of a condition both threads share: its path with the condition."""
@@ -473,24 +490,40 @@ def _uniform_cases(lia, alt, off, shares, literals: dict, depth: int = 0) -> lis
     return [(alt, off)]
 
 
-def _ites(t: z3.ExprRef):
+_ITES: dict = {}  # term id -> (term, its If terms): an offset is walked once, not once per pair
+
+
+def _ites(t: z3.ExprRef) -> list:
     """The integer ``If`` terms inside ``t``, outermost first."""
-    todo, seen = [t], set()
+    hit = _ITES.get(t.get_id())
+    if hit is not None and hit[0].eq(t):
+        return hit[1]
+    out, todo, seen = [], [t], set()
     while todo:
         u = todo.pop()
         if u.get_id() in seen:
             continue
         seen.add(u.get_id())
         if z3.is_app_of(u, z3.Z3_OP_ITE) and u.sort() == z3.IntSort():
-            yield u
+            out.append(u)
         todo.extend(u.children())
+    if len(_ITES) > 50_000:
+        _ITES.clear()
+    _ITES[t.get_id()] = (t, out)
+    return out
 
 
-def _integer_accesses(polys, place: Place, shares, literals: dict, merge: bool = False) -> list[IntAccess]:
+def _integer_accesses(polys, place: Place, shares, literals: dict, merge: bool = False, runs=None) -> list[IntAccess]:
+    """``runs``: an engine.loops.LoopRuns, to read accesses made in different runs of one
+    summarised loop as accesses of one run (their offsets then differ by constants)."""
     from ..engine import ints, radix
     cases: dict = {}  # the uniform conditions' sides an access is on -> its groups
     for alt0 in place.alts:
-        for alt, off in _uniform_cases(polys.lia, alt0, ints.I(alt0.ev.off), shares, literals):
+        off0 = ints.I(alt0.ev.off)
+        one = runs.one_run(alt0.pc, off0) if runs is not None else None
+        if one is not None:
+            alt0, off0 = Logged(alt0.ev, one[0], alt0.epoch), one[1]
+        for alt, off in _uniform_cases(polys.lia, alt0, off0, shares, literals):
             poly = polys.of(off)
             key = frozenset((m, c) for m, c in poly.items() if m) if poly is not None else ("alone", id(alt))
             side = tuple(id(c) for c in alt.pc[:len(alt.pc) - len(alt0.pc)])
@@ -500,11 +533,10 @@ def _integer_accesses(polys, place: Place, shares, literals: dict, merge: bool =
         ``poly`` (None: no polynomial); ``off``: the start's term (default: from ``poly``)."""
         lo = min(c for _, _, c in members)
         hi = max(c + alt.ev.size for alt, _, c in members)
-        n = _shared_prefix([x.pc for x, _, _ in members])
         split = None if poly is None else radix.Access(poly, tuple((tuple(x.pc), k, x.ev.size) for x, _, k in members))
         if off is None:
             off = polys.term(radix.add(poly, {(): lo}))
-        return IntAccess(off, hi - lo, tuple(members[0][0].pc[:n]), split)
+        return IntAccess(off, hi - lo, _common_conditions([x.pc for x, _, _ in members]), split)
 
     out = []
     for groups in cases.values():
@@ -545,7 +577,61 @@ def _progression(polys, keys: list):
     return None
 
 
-def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> tuple:
+class IntegerAccesses:
+    """The integer pre-check's reading of each statement's accesses, made once per kernel for all
+    the pairs it is in: as they are (attempt 0), with an unrolled loop's steps merged (1), and
+    with the runs of a summarised loop read as one run (2)."""
+
+    def __init__(self, ctx):
+        from ..engine import radix
+        self.polys = radix.Polynomials(ctx.lia)
+        self.runs = LoopRuns(ctx)
+        self.literals: dict = {}  # (cross, condition id) -> its two sides
+        self.made: dict = {}
+        self.as_runs: set = set()  # the places read as one run of their loops
+
+    def choices(self, a: Place, b: Place, model, rename, limit: int = 4) -> list:
+        """For statements with several accesses: up to ``limit`` choices of one access for each
+        thread (their selectors' values) that overlap at an integer model's values, as
+        constraints; the model's values for other accesses' symbols are a guess (its own
+        default), which the bit-vector question then checks."""
+        from ..engine import ints
+        if a.selector is None and b.selector is None:
+            return []
+
+        def offsets(place: Place, second: bool) -> list:
+            out = []
+            for alt in place.alts:
+                off = ints.I(alt.ev.off)
+                if id(place) in self.as_runs:
+                    one = self.runs.one_run(alt.pc, off)
+                    off = one[1] if one is not None else off
+                v = model.eval(rename.integers(off) if second else off, model_completion=True)
+                out.append((v.as_long(), alt.ev.size) if z3.is_int_value(v) else None)
+            return out
+
+        out = []
+        for i, x in enumerate(offsets(a, False)):
+            for j, y in enumerate(offsets(b, True)):
+                if x is not None and y is not None and x[0] < y[0] + y[1] and y[0] < x[0] + x[1]:
+                    choice = [] if a.selector is None else [a.selector == i]
+                    out.append(choice + ([] if b.selector is None else [rename(b.selector) == j]))
+                    if len(out) >= limit:
+                        return out
+        return out
+
+    def of(self, place: Place, cross: bool, shares, attempt: int = 0) -> list:
+        key = (id(place), cross, attempt)
+        if attempt > 1:
+            self.as_runs.add(id(place))
+        if key not in self.made:
+            literals = self.literals.setdefault(cross, {})
+            self.made[key] = _integer_accesses(self.polys, place, shares, literals, merge=attempt > 0,
+                                               runs=self.runs if attempt > 1 else None)
+        return self.made[key]
+
+
+def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool, accesses: IntegerAccesses) -> tuple:
     """(apart, hint): whether no two threads (of different blocks with ``cross``, else of one block) reach
     overlapping bytes at ``a`` and ``b`` at all, barriers aside, proved in integer arithmetic
     (lia.py: unsatisfiable there, so in the program). Global offsets such as ``row * hidden + col``
@@ -555,14 +641,15 @@ def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> tuple:
     from ..engine import radix
     from ..engine.lia import linear
     lia, rename = ctx.lia, SecondThread(ctx, threads, same_block=not cross)
-    polys = radix.Polynomials(lia)
-    literals: dict = {}
-    xs = _integer_accesses(polys, a, rename.shares, literals)
-    ys = _integer_accesses(polys, b, rename.shares, literals)
-    if len(xs) * len(ys) > MAX_INTEGER_PAIRS:
-        # Too many pairs (an unrolled loop with a symbolic stride): its steps as one access each.
-        xs = _integer_accesses(polys, a, rename.shares, literals, merge=True)
-        ys = _integer_accesses(polys, b, rename.shares, literals, merge=True)
+    polys = accesses.polys
+    xs, ys = accesses.of(a, cross, rename.shares), accesses.of(b, cross, rename.shares)
+    for attempt in (1, 2):
+        if len(xs) * len(ys) <= MAX_INTEGER_PAIRS:
+            break
+        # Too many pairs: an unrolled loop with a symbolic stride (its steps as one access each),
+        # then accesses in different runs of one summarised loop (a vector loop inside unrolled
+        # head loops) as accesses of one run, a constant apart.
+        xs, ys = accesses.of(a, cross, rename.shares, attempt), accesses.of(b, cross, rename.shares, attempt)
     if len(xs) * len(ys) > MAX_INTEGER_PAIRS:
         return False, None
     ids = threads.thread.bid if cross else threads.thread.tid
@@ -594,11 +681,16 @@ def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool) -> tuple:
 
     def bounded(members, rest, base) -> bool:
         r, m = polys.term(rest), polys.term(base)
+        # Members on one path need only their lowest start and highest end in range.
+        ends: dict = {}
         for pc, shift, size in members:
-            key = (pc, shift, size, r.get_id(), m.get_id())
+            lo, hi = ends.get(id(pc), (pc, shift, shift + size))[1:]
+            ends[id(pc)] = (pc, min(lo, shift), max(hi, shift + size))
+        for pc, lo, hi in ends.values():
+            key = (pc, lo, hi, r.get_id(), m.get_id())
             if key not in bounds:
                 ctx.tick()
-                bounds[key] = lia.unsat(list(pc), z3.Or(r + shift < 0, r + shift + size > m), nonlinear=True)
+                bounds[key] = lia.unsat(list(pc), z3.Or(r + lo < 0, r + hi > m), nonlinear=True)
             if not bounds[key]:
                 return False
         return True

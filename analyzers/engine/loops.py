@@ -19,6 +19,7 @@ import z3
 from ..kir import nodes as N
 from ..kir import types as T
 from . import ints, lia, replay
+from .terms import constants
 from .events import Sink
 from .memory import PathEnd
 from .state import State, decided, fresh_value, merge_all
@@ -556,3 +557,110 @@ class LoopOps:
 
 
 LoopOps._loop_stmts = {N.For: LoopOps.ex_for, N.While: LoopOps.ex_while, N.DoWhile: LoopOps.ex_dowhile}
+
+
+class LoopRuns:
+    """Accesses made inside different runs of one summarised loop (its body reached once per
+    unrolled iteration of an outer loop: a head loop around a vector loop) as accesses of one run.
+    Each run has its own counter symbols (``k``, ``i``), so the accesses' offsets share no
+    polynomial and pairing them costs one question per pair of runs; with each run's counters
+    renamed to symbols all runs of that loop share, they differ by constants alone.
+
+    ``one_run(pc, off)`` renames the counters of the runs the integer offset ``off`` moves with and
+    keeps from ``pc`` only what does not speak of another run of the same loops (an earlier run's
+    exit): a weaker path, so a proof about the renamed access holds for the access. None where the
+    access is not inside exactly one run of each loop it moves with."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.lia = ctx.lia
+        self.shared: dict[str, tuple] = {}  # a counter's description -> (bit-vector, integer) symbol of all runs
+        self.bounds: dict[str, object] = {}  # shared integer name -> the bound every run's counter has, or None
+        self.atoms: dict[int, z3.BoolRef] = {}  # renamed condition's id -> one object for it
+        self._symbols_of: dict[int, dict] = {}  # term id -> its loop counters (the term kept alive in keep)
+        self.keep: list = []
+        self.paths: dict[tuple, tuple] = {}
+
+    def _loop_symbols(self, term) -> dict:
+        """Loop counters ``term`` mentions: name -> the loop's location."""
+        out = {}
+        hit = self._symbols_of.get(term.get_id())
+        if hit is not None:
+            return hit
+        for v in constants(term):
+            name = v.decl().name()
+            sym = self.ctx.symbols.get(name)
+            if sym is not None and sym.kind == "loop" and "loop at " in sym.name:
+                out[name] = sym.name.rsplit("loop at ", 1)[1].rstrip(")")
+        self._symbols_of[term.get_id()] = out
+        self.keep.append(term)
+        return out
+
+    def one_run(self, pc: tuple, off: z3.ArithRef):
+        own = self._loop_symbols(off)
+        if not own:
+            return None
+        where = set(own.values())
+        # The run's other counters: those its path ties to the ones the offset names.
+        grew = True
+        while grew:
+            grew = False
+            for c in pc:
+                names = self._loop_symbols(c)
+                if names.keys() & own.keys():
+                    for n, w in names.items():
+                        if n not in own and w in where:
+                            own[n] = w
+                            grew = True
+        described = [self.ctx.symbols[n].name for n in own]
+        if len(set(described)) != len(described):
+            return None  # two runs of one loop behind one access
+        pairs_bv, pairs_int = [], []
+        for n, what in zip(own, described):
+            sym = self.ctx.symbols[n]
+            if what not in self.shared:
+                name = self.ctx.fresh_name("run")
+                self.shared[what] = (z3.Const(name, sym.term.sort()), z3.Int(name))
+            bv, iv = self.shared[what]
+            if bv.sort() != sym.term.sort():
+                return None
+            pairs_bv.append((sym.term, bv))
+            pairs_int.append((z3.Int(n), iv))
+            self._bound(n, iv)
+        kept = []
+        for c in pc:
+            names = self._loop_symbols(c)
+            if any(w in where and n not in own for n, w in names.items()):
+                continue  # another run of the same loop (its exit): left out, which only weakens the path
+            kept.append(self._renamed_atom(c, pairs_bv, pairs_int) if names.keys() & own.keys() else c)
+        path = self.paths.setdefault(tuple(id(c) for c in kept), tuple(kept))  # one object per path
+        return path, z3.substitute(off, *pairs_int)
+
+    def _bound(self, name: str, shared: z3.ArithRef) -> None:
+        """The shared counter's bound: the runs' own where they all agree, else none."""
+        b = self.lia.bounds.get(name)
+        mine = None if b is None else z3.substitute(b, (z3.Int(name), shared))
+        key = str(shared)
+        if key not in self.bounds:
+            self.bounds[key] = mine
+        elif self.bounds[key] is not None and (mine is None or not mine.eq(self.bounds[key])):
+            self.bounds[key] = None
+        if self.bounds[key] is None:
+            self.lia.bounds.pop(key, None)
+        else:
+            self.lia.bounds[key] = self.bounds[key]
+
+    def _renamed_atom(self, c, pairs_bv, pairs_int):
+        new = z3.substitute(c, *pairs_bv)
+        hit = self.atoms.get(new.get_id())
+        if hit is not None:
+            return hit
+        known = self.lia.atoms.get(c.get_id())
+        table = self.lia.atoms
+        if known is None:
+            known, table = self.lia.nonlinear.get(c.get_id()), self.lia.nonlinear
+        if known is not None and new.get_id() not in table:
+            self.lia.register(new, z3.substitute(known, *pairs_int))
+        self.atoms[new.get_id()] = new
+        return new
+

@@ -57,6 +57,7 @@ class Polynomials:
     def __init__(self, lia):
         self.lia = lia
         self.atoms: dict[int, z3.ArithRef] = {}
+        self._read: dict[int, tuple] = {}  # term id -> (term, its polynomial)
 
     def atom(self, t: z3.ArithRef) -> Poly:
         self.atoms.setdefault(t.get_id(), t)
@@ -65,8 +66,15 @@ class Polynomials:
     def of(self, t: z3.ArithRef, defined: dict | None = None) -> Poly | None:
         """``t`` as a polynomial, None when it grows past MAX_MONOMIALS. ``defined``: variable name
         -> the term the path equates it with."""
-        p = self._of(t, defined, 0)
-        return None if p is None else self._remainders(p)
+        if defined:
+            p = self._of(t, defined, 0)
+            return None if p is None else self._remainders(p)
+        # Without definitions a term reads the same for every access it is asked for.
+        hit = self._read.get(t.get_id())
+        if hit is None or not hit[0].eq(t):
+            p = self._of(t, defined, 0)
+            hit = self._read[t.get_id()] = (t, None if p is None else self._remainders(p))
+        return None if hit[1] is None else dict(hit[1])
 
     def _remainders(self, p: Poly) -> Poly:
         """``p`` with each dividend ``c * X`` that it holds beside ``X / Y`` read as ``c * (Y * (X /
@@ -301,6 +309,7 @@ def _split_once(polys, x: Access, y: Access, uniform, bounded):
     # The members' common step counts too (an unrolled loop's `dst[i * 8]` beside a rest `2 * r`, r < 8).
     radices = {abs(v) for p in (x.poly, y.poly) for m, v in p.items() if abs(v) > 1}
     radices |= {g for g in (math.gcd(*(s for _, s, _ in a.members)) for a in (x, y)) if g > 1}
+    radices |= {g for g in (_run_step(a.members) for a in (x, y)) if g > 1}
     for c in sorted(radices, reverse=True):
         qx, rx = _multiples(x.poly, c)
         qy, ry = _multiples(y.poly, c)
@@ -312,6 +321,21 @@ def _split_once(polys, x: Access, y: Access, uniform, bounded):
         if found:
             return found
     return None
+
+
+def _run_step(members: tuple) -> int:
+    """The distance between runs of adjacent members, where they lie at rows a constant apart (an
+    unrolled vector in each of several unrolled rows: shifts ``256 * h + 2 * j``): the greatest
+    common divisor of the runs' starts' distances, 0 for one run."""
+    starts: list = []
+    end = None
+    for s, e in sorted({(s, s + n) for _, s, n in members}):
+        if end is None or s > end:
+            starts.append(s)
+            end = e
+        else:
+            end = max(end, e)
+    return math.gcd(*(s - starts[0] for s in starts[1:])) if len(starts) > 1 else 0
 
 
 def _try(parts, base: Poly, c: int, bounded):
