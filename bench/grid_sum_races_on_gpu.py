@@ -1,17 +1,21 @@
-"""Whether the races between blocks that the `race` check reports in the cooperative grid-sum
+"""Whether the races between blocks that the `race` check reports in the cooperative-kernel
 fixtures show on this GPU. compute-sanitizer's racecheck does not watch global memory, so the
 only dynamic sign is a wrong result: each fixture's op is built from its file (torch's
-load_inline), run many times on the same input with the partials filled with NaN before each
-run, and its sum compared with a float64 reference. Needs nvcc, PyTorch and a GPU:
+load_inline), run many times on the same input, and its result compared with a float64 reference
+computed as the kernel means it (buffers it reads before writing are filled with NaN before each
+run). Needs nvcc, PyTorch and a GPU:
 
     python bench/grid_sum_races_on_gpu.py [--repeat 200]
 
 tests/fixtures/threads/:
-  grid_sync_two_phase_sum.cu                 verified: every run should match
-  grid_sum_block_barrier_between_phases.cu   race: block 0 reads partials other blocks may not have written
-  grid_sum_partials_cleared_after_sync.cu    race: other blocks clear partials block 0 may still read
+  grid_sync_two_phase_sum.cu                        verified: every run should match
+  grid_sum_block_barrier_between_phases.cu          race: block 0 reads partials other blocks may not have written
+  grid_sum_partials_cleared_after_sync.cu           race: other blocks clear partials block 0 may still read
+  grid_sync_in_loop_smoothing.cu                    verified (two buffers, a grid barrier per step)
+  grid_sync_in_loop_smoothing_in_place.cu           race: a block reads its neighbour's element as the neighbour writes it
+  grid_sync_in_loop_smoothing_in_place_two_syncs.cu verified (a grid barrier between reads and writes)
 
-Prints, per fixture, how many runs gave a wrong sum (NaN or off by more than the tolerance).
+Prints, per fixture, how many runs gave a wrong result (NaN or off by more than the tolerance).
 """
 from __future__ import annotations
 
@@ -20,26 +24,47 @@ import math
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "threads"
-NAMES = ("grid_sync_two_phase_sum", "grid_sum_block_barrier_between_phases", "grid_sum_partials_cleared_after_sync")
-DECLARATION = "void grid_sum(torch::Tensor& out, torch::Tensor& partials, const torch::Tensor& x);"
+SUMS = ("grid_sync_two_phase_sum", "grid_sum_block_barrier_between_phases", "grid_sum_partials_cleared_after_sync")
+SMOOTHING = ("grid_sync_in_loop_smoothing", "grid_sync_in_loop_smoothing_in_place",
+             "grid_sync_in_loop_smoothing_in_place_two_syncs")
+SUM_DECLARATION = "void grid_sum(torch::Tensor& out, torch::Tensor& partials, const torch::Tensor& x);"
+SMOOTH_DECLARATION = "void smooth_rows(torch::Tensor& buf, int64_t steps);"
+STEPS = 8
+
+
+def _build(name: str, declaration: str, function: str):
+    from torch.utils.cpp_extension import load_inline
+    return load_inline(name=name, cpp_sources=[declaration], cuda_sources=[(FIXTURES / f"{name}.cu").read_text()],
+                       functions=[function], extra_cuda_cflags=["-O2"])
+
+
+def _smoothed(start, steps: int, buffers: int):
+    """The float64 result the smoothing kernels mean: every step reads the values of the step
+    before (two buffers: each step writes the other one; one buffer: in place, reads first)."""
+    rows = [r.clone() for r in start]
+    for step in range(steps):
+        src = rows[step % 2] if buffers == 2 else rows[0]
+        new = 0.25 * src[:-2] + 0.5 * src[1:-1] + 0.25 * src[2:]
+        dst = rows[(step + 1) % 2] if buffers == 2 else rows[0]
+        dst[1:-1] = new
+    return rows
 
 
 def main() -> int:
     import torch
-    from torch.utils.cpp_extension import load_inline
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=200)
     args = ap.parse_args()
     # A cooperative launch needs every block resident at once: two blocks of 256 threads per SM.
     blocks = min(1024, 2 * torch.cuda.get_device_properties(0).multi_processor_count)
+    print(f"{torch.cuda.get_device_name(0)}: {blocks} blocks of 256 threads, {args.repeat} runs each")
+
     x = torch.randn(blocks * 256, device="cuda", dtype=torch.float32)
     want = x.double().sum().item()
     tolerance = 1e-3 * x.abs().double().sum().item() / math.sqrt(x.numel())
-    print(f"{torch.cuda.get_device_name(0)}: {blocks} blocks of 256 threads, {args.repeat} runs each")
-    for name in NAMES:
-        module = load_inline(name=name, cpp_sources=[DECLARATION], cuda_sources=[(FIXTURES / f"{name}.cu").read_text()],
-                             functions=["grid_sum"], extra_cuda_cflags=["-O2"])
+    for name in SUMS:
+        module = _build(name, SUM_DECLARATION, "grid_sum")
         partials = torch.empty(1024, device="cuda", dtype=torch.float32)
         out = torch.empty(1, device="cuda", dtype=torch.float32)
         wrong = 0
@@ -48,10 +73,24 @@ def main() -> int:
             out.fill_(float("nan"))
             module.grid_sum(out, partials, x)
             torch.cuda.synchronize()
-            got = out.item()
-            if not abs(got - want) <= tolerance:  # NaN compares false
+            if not abs(out.item() - want) <= tolerance:  # NaN compares false
                 wrong += 1
-        print(f"{name:42} wrong sums: {wrong} of {args.repeat}")
+        print(f"{name:48} wrong results: {wrong} of {args.repeat}")
+
+    n = blocks * 256
+    start = torch.rand(2, n, dtype=torch.float64)
+    for name in SMOOTHING:
+        module = _build(name, SMOOTH_DECLARATION, "smooth_rows")
+        buffers = 2 if name == "grid_sync_in_loop_smoothing" else 1
+        want = torch.stack(_smoothed(list(start[:buffers]), STEPS, buffers))
+        wrong = 0
+        for _ in range(args.repeat):
+            buf = start[:buffers].float().cuda().contiguous()
+            module.smooth_rows(buf, STEPS)
+            torch.cuda.synchronize()
+            if not torch.allclose(buf.double().cpu(), want, rtol=1e-5, atol=1e-6):
+                wrong += 1
+        print(f"{name:48} wrong results: {wrong} of {args.repeat}")
     return 0
 
 

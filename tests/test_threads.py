@@ -1,5 +1,5 @@
 """The thread facility's parts that fixtures do not pin down on their own: barriers counted per loop
-iteration, the model a divergence is reported for, both threads in a witness, and the reporters'
+iteration (block, warp and grid barriers), the model a divergence is reported for, both threads in a witness, and the reporters'
 rules for the new checks."""
 from __future__ import annotations
 
@@ -20,16 +20,19 @@ def _cond() -> N.Expr:
 
 
 SYNC, WARP, WORK = _call("__syncthreads"), _call("__syncwarp"), _call("compute")
+GRID_SYNC = _call("cooperative_groups::grid_group::sync")
 
 
 def test_barriers_on_every_path_are_counted():
-    assert barrier_count(N.Block((WORK, SYNC, WORK, SYNC)), {}) == (2, 2)
-    assert barrier_count(N.Block((SYNC, WARP)), {}) == (1, 2)  # a block barrier orders the warp too
+    assert barrier_count(N.Block((WORK, SYNC, WORK, SYNC)), {}) == (2, 2, 0)
+    assert barrier_count(N.Block((SYNC, WARP)), {}) == (1, 2, 0)  # a block barrier orders the warp too
     # The same number on both sides of a branch: still one count per pass.
-    assert barrier_count(N.Block((N.If(_cond(), SYNC, SYNC),)), {}) == (1, 1)
-    assert barrier_count(N.Block((N.If(_cond(), WORK, None), SYNC)), {}) == (1, 1)
+    assert barrier_count(N.Block((N.If(_cond(), SYNC, SYNC),)), {}) == (1, 1, 0)
+    assert barrier_count(N.Block((N.If(_cond(), WORK, None), SYNC)), {}) == (1, 1, 0)
+    # A grid barrier is a block barrier too, and counts as the grid's.
+    assert barrier_count(N.Block((GRID_SYNC, WORK, SYNC, GRID_SYNC)), {}) == (3, 3, 2)
     # A cub block collective synchronises inside.
-    assert barrier_count(N.Block((_call("cub::BlockReduce<float, 256>::Sum"),)), {}) == (1, 1)
+    assert barrier_count(N.Block((_call("cub::BlockReduce<float, 256>::Sum"),)), {}) == (1, 1, 0)
 
 
 def test_barriers_that_depend_on_the_path_have_no_count():
@@ -38,7 +41,7 @@ def test_barriers_that_depend_on_the_path_have_no_count():
     # An early exit skips the barrier after it on some paths.
     assert barrier_count(N.Block((N.If(_cond(), N.Return(None), None), SYNC)), {}) is None
     # A loop without barriers inside is one pass for this count, whatever its trip count.
-    assert barrier_count(N.Block((N.For(None, _cond(), None, N.Block((WORK,))), SYNC)), {}) == (1, 1)
+    assert barrier_count(N.Block((N.For(None, _cond(), None, N.Block((WORK,))), SYNC)), {}) == (1, 1, 0)
 
 
 def test_barriers_inside_called_functions_are_counted():
@@ -47,7 +50,7 @@ def test_barriers_inside_called_functions_are_counted():
     early = N.Function("k_early", "guarded", "guarded", (), T.VOID,
                        N.Block((N.If(_cond(), N.Return(None), None), SYNC)), "device")
     functions = {"k_helper": helper, "k_early": early}
-    assert barrier_count(N.Block((_call("block_sum", "k_helper"),)), functions) == (2, 2)
+    assert barrier_count(N.Block((_call("block_sum", "k_helper"),)), functions) == (2, 2, 0)
     assert barrier_count(N.Block((_call("guarded", "k_early"),)), functions) is None
 
 

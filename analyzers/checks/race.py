@@ -1,7 +1,9 @@
 """Data races within one launch: on shared memory, two threads of one block, in one barrier
 interval, access overlapping bytes of a ``__shared__`` object, at least one of them writing, not
 both atomically; on global memory, the same for two threads of one block, and for two threads of
-different blocks at any time (no barrier orders blocks within a launch).
+different blocks at any time (no block barrier orders blocks), or, in a cooperative kernel, between
+the same two grid barriers: each access carries its grid epoch, the grid barriers passed, which
+in a loop moves with the iteration (``engine/threads.py``).
 
 The engine runs one symbolic thread; this check keeps its shared-memory accesses with their path
 condition and barrier epoch (engine/threads.py), and when the kernel has run asks, for each pair of
@@ -103,7 +105,7 @@ class Place:
             return out
 
         off = choose([x.ev.off.bv for x in alts])
-        epoch = (choose([x.epoch[0] for x in alts]), choose([x.epoch[1] for x in alts]))
+        epoch = tuple(choose([x.epoch[i] for x in alts]) for i in range(len(alts[0].epoch)))
         guard = None
         if any(x.ev.guard is not None for x in alts):
             guard = choose([x.ev.guard if x.ev.guard is not None else z3.BoolVal(True) for x in alts])
@@ -123,7 +125,7 @@ class Place:
 
 
 def _concrete_epochs(place: Place) -> set | None:
-    """The (block, warp) epochs of a statement's accesses, when every one is a constant."""
+    """The (block, warp, grid) epochs of a statement's accesses, when every one is a constant."""
     out = set()
     for x in place.alts:
         pair = tuple(z3.simplify(e) for e in x.epoch)
@@ -131,20 +133,6 @@ def _concrete_epochs(place: Place) -> set | None:
             return None
         out.add(tuple(e.as_long() for e in pair))
     return out
-
-
-def _grid_ordered(threads, a: Place, b: Place) -> bool | None:
-    """Whether a grid barrier lies between the accesses of ``a`` and ``b`` (True), none does
-    (False), or it depends on the access or is not known (None). An access at block epoch e has
-    passed the grid barriers reached at epochs below e; every thread passes the same ones (the
-    barrier-divergence check asks that of a grid barrier), so the counts compare across blocks."""
-    grid, ea, eb = threads.grid_epochs, _concrete_epochs(a), _concrete_epochs(b)
-    if grid is None or ea is None or eb is None:
-        return None
-    before_a, before_b = ({sum(g < e for g in grid) for e, _ in epochs} for epochs in (ea, eb))
-    if len(before_a | before_b) == 1:
-        return False
-    return True if not before_a & before_b else None
 
 
 def _apart(a: Place, b: Place) -> bool:
@@ -235,17 +223,6 @@ class RaceCheck(Check):
     def _pair(self, ctx, threads, a: Place, b: Place, key, cross: bool = False) -> bool:
         if not cross and _apart(a, b):
             return False
-        if cross and threads.grid_barriers:
-            # A grid-wide barrier orders blocks: accesses with a grid barrier between them never race.
-            ordered = _grid_ordered(threads, a, b)
-            if ordered:
-                return False
-            if ordered is None:
-                ctx.mark(key)
-                ctx.stuck("unsupported", f"whether `{a.ev.span.text}` and `{b.ev.span.text}` race between blocks is "
-                          "not checked where a statement runs in several intervals between grid barriers "
-                          "(a grid barrier in a loop)", b.ev.span)
-                return True
         if a.ev.region.kind == "global" and _index_error_at(ctx, a, b):
             # An index past its row (`i <= d`) reaches the next row's elements: the race is the
             # same index error the oob or overflow finding at the access already reports.
@@ -330,6 +307,11 @@ class RaceCheck(Check):
             overlap = z3.And(overlap, off_a >= 0, off_a + ea.size <= size, off_b >= 0, off_b + eb.size <= size)
         if cross:
             parts = [overlap, z3.Or(*[v.bv != rename(v.bv) for v in threads.thread.bid.fields.values()])]
+            if threads.grid_barriers:
+                # A grid barrier orders blocks: two threads of different blocks race only between
+                # the same two grid barriers (every thread passes the same ones, which the
+                # barrier-divergence check asks of a grid barrier).
+                parts.append(epoch_a[2] == rename(epoch_b[2]))
         else:
             interval = epoch_a[0] == rename(epoch_b[0])
             if threads.warp_barriers:
@@ -805,10 +787,17 @@ def _finding(ctx, threads, a: Place, b: Place, rename, model, cond, cross: bool 
             fix = Fix(sb.span, None, "use a device-scope atomic (`atomicAdd` rather than `atomicAdd_block`, "
                       "`cuda::thread_scope_device`), or give each block its own elements")
         else:
-            msg = (f"data race on global memory `{region.name}`: threads of different blocks ({t_first} and "
-                   f"{t_second}) access the same bytes {where}; no barrier orders blocks within a launch")
-            fix = Fix(sb.span, None, "give each block its own elements, or make the update atomic (or split the "
-                      "kernel in two launches)")
+            if threads.grid_barriers:
+                msg = (f"data race on global memory `{region.name}`: threads of different blocks ({t_first} and "
+                       f"{t_second}) access the same bytes {where} between the same two grid barriers; a block "
+                       f"barrier does not order blocks")
+                fix = Fix(sb.span, None, "put a grid barrier (`grid.sync()`) between the two accesses, or give each "
+                          "block its own elements")
+            else:
+                msg = (f"data race on global memory `{region.name}`: threads of different blocks ({t_first} and "
+                       f"{t_second}) access the same bytes {where}; no barrier orders blocks within a launch")
+                fix = Fix(sb.span, None, "give each block its own elements, or make the update atomic (or split "
+                          "the kernel in two launches)")
     elif fa.span == sb.span:
         both = what(fa) if what(fa) == what(sb) else f"{what(fa)} and {what(sb)}"
         msg = (f"data race on {kind} `{region.name}`: two threads of one block access the same bytes at "

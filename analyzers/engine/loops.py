@@ -20,6 +20,7 @@ from ..kir import nodes as N
 from ..kir import types as T
 from . import ints, lia, replay
 from .terms import constants
+from .threads import NO_BARRIERS
 from .events import Sink
 from .memory import PathEnd
 from .state import State, decided, fresh_value, merge_all
@@ -289,7 +290,7 @@ class LoopOps:
         entry = st.fork()
         leaving = self.loop_epochs(loop, cond, inc, body, entry, st, k, where)
         pair = self.new_pair()
-        barriers = self.loop_barriers(loop, cond, inc, body) != (0, 0)
+        barriers = self.loop_barriers(loop, cond, inc, body) != NO_BARRIERS
         if inside is not None:
             # The condition on the counter, which its narrowed interval no longer shows.
             self.assume_decision(entry, inside, cond.span if cond is not None else loop.span, pair, True, barriers)

@@ -5,8 +5,8 @@ The engine still runs one symbolic thread per launch. Three facts about that run
 reason about two:
 
 - **Barrier intervals.** Every path carries an *epoch* per scope: the number of block barriers
-  (``__syncthreads``, a block ``sync()``, a cub block collective) and of warp barriers (those plus
-  ``__syncwarp``) it has passed, as a term. A loop summarised by one symbolic iteration ``k`` whose
+  (``__syncthreads``, a block ``sync()``, a cub block collective), of warp barriers (those plus
+  ``__syncwarp``) and of grid barriers (a grid group's ``sync()``) it has passed, as a term. A loop summarised by one symbolic iteration ``k`` whose
   body passes ``b`` barriers on every path puts its body at ``e0 + k*b + j`` and its exit at
   ``e0 + n*b`` (``n`` the exit iteration), so iteration ``k``'s tail and iteration ``k + 1``'s head
   share an interval, as they do on the GPU. Two threads that execute the same barrier sequence
@@ -70,12 +70,15 @@ def is_block_barrier(name: str) -> bool:
 # ---------------------------------------------------------------- barriers per loop iteration
 
 
-def barrier_count(node, functions, _seen: frozenset = frozenset()) -> tuple[int, int] | None:
-    """(block barriers, warp barriers) that one pass through ``node`` executes, when every path
+NO_BARRIERS = (0, 0, 0)
+
+
+def barrier_count(node, functions, _seen: frozenset = frozenset()) -> tuple[int, int, int] | None:
+    """(block barriers, warp barriers, grid barriers) that one pass through ``node`` executes, when every path
     through it executes the same number; None when the number depends on the path (a barrier under
     an ``if`` without one on the other side, a loop around a barrier, an early exit past one)."""
     if node is None:
-        return (0, 0)
+        return NO_BARRIERS
     if isinstance(node, N.If):
         c, t, e = (barrier_count(x, functions, _seen) for x in (node.cond, node.then, node.els))
         i = barrier_count(node.init, functions, _seen)
@@ -85,35 +88,35 @@ def barrier_count(node, functions, _seen: frozenset = frozenset()) -> tuple[int,
     if isinstance(node, (N.For, N.While, N.DoWhile)):
         inner = [barrier_count(x, functions, _seen) for x in (getattr(node, "cond", None), getattr(node, "inc", None),
                                                                node.body)]
-        if any(x != (0, 0) for x in inner):
+        if any(x != NO_BARRIERS for x in inner):
             return None
         return barrier_count(getattr(node, "init", None), functions, _seen)
     if isinstance(node, N.Switch):
         parts = [barrier_count(x, functions, _seen) for x in (node.cond, *node.stmts)]
-        return (0, 0) if all(p == (0, 0) for p in parts) else None
+        return NO_BARRIERS if all(p == NO_BARRIERS for p in parts) else None
     if isinstance(node, N.Block):
-        total = (0, 0)
+        total = NO_BARRIERS
         for i, s in enumerate(node.stmts):
             n = barrier_count(s, functions, _seen)
             if n is None:
                 return None
-            if _exits(s) and any(barrier_count(r, functions, _seen) != (0, 0) for r in node.stmts[i + 1:]):
+            if _exits(s) and any(barrier_count(r, functions, _seen) != NO_BARRIERS for r in node.stmts[i + 1:]):
                 return None  # a path that leaves here skips the barriers after it
             total = _add(total, n)
         return total
-    total = (0, 0)
+    total = NO_BARRIERS
     if isinstance(node, N.Call):
         if is_block_barrier(node.name):
-            total = (1, 1)
+            total = (1, 1, 1 if _normalized(node.name) in GRID_BARRIERS else 0)
         elif node.name in WARP_BARRIERS:
-            total = (0, 1)
+            total = (0, 1, 0)
         elif node.func and node.func not in _seen and len(_seen) < 12:
             fn = functions.get(node.func) if functions is not None else None
             if fn is not None and fn.body is not None:
                 n = barrier_count(fn.body, functions, _seen | {node.func})
                 if n is None:
                     return None
-                if n != (0, 0) and _exits(fn.body) and not _only_final_return(fn.body):
+                if n != NO_BARRIERS and _exits(fn.body) and not _only_final_return(fn.body):
                     return None
                 total = n
     for child in N.children(node):
@@ -125,7 +128,12 @@ def barrier_count(node, functions, _seen: frozenset = frozenset()) -> tuple[int,
 
 
 def _add(a, b):
-    return (a[0] + b[0], a[1] + b[1])
+    return tuple(x + y for x, y in zip(a, b))
+
+
+def _normalized(name: str) -> str:
+    from .models import normalize
+    return normalize(name)
 
 
 def _exits(node) -> bool:
@@ -184,9 +192,6 @@ class LaunchThreads:
     block_uniform: set = field(default_factory=set)  # values alike within a block (shared memory loads)
     warp_barriers: bool = False  # a __syncwarp ran: warp and block epochs may differ
     grid_barriers: bool = False  # a grid group's sync() ran: blocks are ordered too
-    # The block epochs at which grid barriers were reached (a grid barrier moves the block epoch
-    # from e to e + 1), or None once one was reached at an epoch that is not a constant (in a loop).
-    grid_epochs: set | None = field(default_factory=set)
     decisions: dict = field(default_factory=dict)  # pc term id -> Decision
     # (term id, same block) -> (term, its second thread's copy): renaming is by name, the same for
     # every pair query, and a path's conditions are renamed once, not once per pair.
@@ -456,7 +461,7 @@ class ThreadOps:
                                          distinct=facts.distinct_regions() if facts is not None else set(),
                                          nondecreasing=facts.nondecreasing_regions() if facts is not None else {})
         self.ctx.threads.depth = len(kst.stack)
-        kst.epoch = (_epoch(0), _epoch(0))
+        kst.epoch = (_epoch(0), _epoch(0), _epoch(0))
 
     def end_threads(self) -> None:
         threads, self.ctx.threads = self.ctx.threads, None
@@ -475,18 +480,13 @@ class ThreadOps:
             ev = Barrier(scope, name, *N.in_user_code(span, self.stack_spans(st)))
             for check in self.ctx.checks:
                 check.on_barrier(self.ctx, st, ev)
-        block, warp = st.epoch
-        st.epoch = (block + 1 if scope in ("block", "grid") else block, warp + 1)
+        block, warp, grid = st.epoch
+        st.epoch = (block + 1 if scope in ("block", "grid") else block, warp + 1, grid + 1 if scope == "grid" else grid)
         threads = self.ctx.threads
         if scope == "warp" and threads is not None:
             threads.warp_barriers = True
         if scope == "grid" and threads is not None:
             threads.grid_barriers = True
-            at = z3.simplify(block)
-            if threads.grid_epochs is not None and z3.is_bv_value(at):
-                threads.grid_epochs.add(at.as_long())
-            else:
-                threads.grid_epochs = None
 
     def warp_sync(self, st, call, mask, source: tuple | None = None) -> None:
         """A warp primitive with a lane mask (and, for a shuffle, the lane it reads: ``source``, see
@@ -538,11 +538,11 @@ class ThreadOps:
 
     # ------------------------------------------------------------ loops
 
-    def loop_barriers(self, loop, cond, inc, body) -> tuple[int, int] | None:
+    def loop_barriers(self, loop, cond, inc, body) -> tuple[int, int, int] | None:
         key = ("barriers", id(loop))
         if key not in self._shapes:
             parts = [barrier_count(x, self.program.functions) for x in (cond, inc, body)]
-            self._shapes[key] = None if None in parts else (sum(p[0] for p in parts), sum(p[1] for p in parts))
+            self._shapes[key] = None if None in parts else tuple(map(sum, zip(*parts)))
         return self._shapes[key]
 
     def loop_epochs(self, loop, cond, inc, body, entry, exit_state, k, where: str) -> tuple | None:
@@ -552,27 +552,27 @@ class ThreadOps:
         if entry.epoch is None:
             return None
         counts = self.loop_barriers(loop, cond, inc, body)
-        if counts == (0, 0):
+        if counts == NO_BARRIERS:
             return None
         e0 = entry.epoch
         if counts is None:
             # The number of barriers per iteration depends on the path: the interval of an access
             # in the loop is not known, and a race that needs it is the summary's imprecision.
             what = f"barrier interval in loop at {where} (the body passes a different number of barriers on different paths)"
-            entry.epoch = tuple(self._epoch_symbol(what, "havoc") for _ in range(2))
-            after = tuple(self._epoch_symbol(f"barrier interval after loop at {where}", "uniform") for _ in range(2))
+            entry.epoch = tuple(self._epoch_symbol(what, "havoc") for _ in NO_BARRIERS)
+            after = tuple(self._epoch_symbol(f"barrier interval after loop at {where}", "uniform") for _ in NO_BARRIERS)
             exit_state.epoch = after
             return entry.epoch
         it = z3.ZeroExt(EPOCH_BITS - k.size(), k) if k is not None else self._iteration(where)
-        entry.epoch = (e0[0] + it * counts[0], e0[1] + it * counts[1])
+        entry.epoch = tuple(e + it * c for e, c in zip(e0, counts))
         if k is not None and cond is not None:
             exit_state.epoch = entry.epoch  # at the exit, k is the iteration the condition failed at
             return exit_state.epoch
         n = self._epoch_symbol(f"iterations of loop at {where}", "uniform")
-        exit_state.epoch = (e0[0] + n * counts[0], e0[1] + n * counts[1])
+        exit_state.epoch = tuple(e + n * c for e, c in zip(e0, counts))
         what = f"iteration at which a thread leaves loop at {where}"
         leave = self._epoch_symbol(what, "havoc")
-        return (e0[0] + leave * counts[0], e0[1] + leave * counts[1])
+        return tuple(e + leave * c for e, c in zip(e0, counts))
 
     def _iteration(self, where: str) -> z3.BitVecRef:
         k = z3.BitVec(self.ctx.fresh_name("iteration"), 40)
