@@ -144,10 +144,28 @@ def _apart(a: Place, b: Place) -> bool:
     return not ({e[0] for e in ea} & {e[0] for e in eb}) and not ({e[1] for e in ea} & {e[1] for e in eb})
 
 
+OWNER_BITS = 6 * 32  # a block's and a thread's indices: whose copy of shared or local memory
+
+
 def value_key(v) -> z3.BitVecRef | None:
-    """A 64-bit term equal for two stored values when they are the same value: an integer's bits
-    (tagged by width), a float's source (the same memory bytes, the same literal, the same integer
-    converted); None when nothing is known. Distinct tags keep kinds apart."""
+    """A term equal for two stored values when they are the same value: an integer's bits (tagged
+    by width), a float's source (the same memory bytes, the same literal, the same integer
+    converted); None when nothing is known. Distinct tags keep kinds apart. The same offset of
+    shared memory is the same bytes only within one block (of a local array, within one thread):
+    such a source carries the block's (and thread's) indices above the 64 bits of the rest."""
+    key = _value_key(v)
+    if key is None:
+        return None
+    owner = v.source[3] if isinstance(getattr(v, "source", None), tuple) and v.source[0] == "mem" \
+        and len(v.source) > 3 else ()
+    if not owner:
+        return z3.ZeroExt(OWNER_BITS, key)
+    parts = [z3.Extract(31, 0, t) if t.size() >= 32 else z3.ZeroExt(32 - t.size(), t) for t in owner]
+    parts += [z3.BitVecVal(0, 32)] * (OWNER_BITS // 32 - len(parts))
+    return z3.Concat(*parts, key)
+
+
+def _value_key(v) -> z3.BitVecRef | None:
     from ..engine.values import FloatV, IntV
     if isinstance(v, IntV):
         return z3.BitVecVal(v.ty.bits << 56, 64) + z3.ZeroExt(64 - v.ty.bits, v.bv)

@@ -183,11 +183,21 @@ class MemoryOps:
             return self._load_tracked(st, loc.region, loc.off, ty, span)
         v = self._load_untracked(st, loc.region, ty, span, loc.off)
         if isinstance(v, FloatV):
-            v = FloatV(v.ty, ("mem", loc.region.id, loc.off.bv))
+            v = FloatV(v.ty, ("mem", loc.region.id, loc.off.bv, self._owner(st, loc.region)))
         self.facts_on_load(st, loc.region, loc.off, v, span)
         if st.epoch is not None:
             self.note_uniform_load(st, loc.region, loc.off, v)
         return v
+
+    @staticmethod
+    def _owner(st: State, region) -> tuple:
+        """Whose copy of ``region`` a load reads: each block has its own shared memory and each
+        thread its own locals, so the same offset there is the same bytes only for the same block
+        (thread): their indices, as terms; () for memory every thread shares."""
+        if st.thread is None or region.kind not in ("shared", "dynamic_shared", "local"):
+            return ()
+        ids = [st.thread.bid] + ([st.thread.tid] if region.kind == "local" else [])
+        return tuple(v.bv for group in ids for v in group.fields.values())
 
     def store(self, st: State, loc, value: Val, span: N.Span) -> None:
         if isinstance(loc, MultiLoc):

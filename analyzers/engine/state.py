@@ -163,7 +163,8 @@ def _same_source(a: tuple | None, b: tuple | None) -> bool:
     """Two floats known to come from one source (FloatV.source), compared without building terms."""
     if a is None or b is None or len(a) != len(b):
         return False
-    return all(x.eq(y) if isinstance(x, z3.ExprRef) and isinstance(y, z3.ExprRef) else x == y for x, y in zip(a, b))
+    return all(_same_source(x, y) if isinstance(x, tuple) and isinstance(y, tuple) else
+               x.eq(y) if isinstance(x, z3.ExprRef) and isinstance(y, z3.ExprRef) else x == y for x, y in zip(a, b))
 
 
 def merge_pointers(c: z3.BoolRef, a, b):

@@ -78,7 +78,9 @@ class BoolV(Val):
 class FloatV(Val):
     ty: T.Type
     # Where the value came from, when two values from the same source are equal (the race check's
-    # benign writes): ("mem", region id, byte offset term), ("lit", source text), ("int", term).
+    # benign writes): ("mem", region id, byte offset term, whose copy: the block's (and, for a
+    # local array, the thread's) indices, () for memory all threads share), ("lit", source text),
+    # ("int", term).
     source: tuple | None = None
     # The value itself, where every step to it is exact in the type (small integers and their sums
     # and products: `2 * sizeof(float)` held in a float, `(int)sqrtf(16)` on the host): see exact_float.
