@@ -1,11 +1,12 @@
-"""Whether the races between blocks that the `race` check reports in the cooperative-kernel
-fixtures show on this GPU. compute-sanitizer's racecheck does not watch global memory, so the
-only dynamic sign is a wrong result: each fixture's op is built from its file (torch's
-load_inline), run many times on the same input, and its result compared with a float64 reference
-computed as the kernel means it (buffers it reads before writing are filled with NaN before each
-run). Needs nvcc, PyTorch and a GPU:
+"""Whether the races on global memory that the `race` check reports in the fixtures below show on
+this GPU. compute-sanitizer's racecheck does not watch global memory, so the only dynamic sign is a
+result that is wrong or changes from run to run: each fixture's op is built from its file (torch's
+load_inline) and run many times on the same input. The cooperative kernels' results are compared
+with a float64 reference computed as the kernel means it (buffers it reads before writing are
+filled with NaN before each run); the others' results are counted: a race shows as several.
+Needs nvcc, PyTorch and a GPU:
 
-    python bench/grid_sum_races_on_gpu.py [--repeat 200]
+    python bench/global_races_on_gpu.py [--repeat 200] [--only NAME]
 
 tests/fixtures/threads/:
   grid_sync_two_phase_sum.cu                        verified: every run should match
@@ -14,8 +15,11 @@ tests/fixtures/threads/:
   grid_sync_in_loop_smoothing.cu                    verified (two buffers, a grid barrier per step)
   grid_sync_in_loop_smoothing_in_place.cu           race: a block reads its neighbour's element as the neighbour writes it
   grid_sync_in_loop_smoothing_in_place_two_syncs.cu verified (a grid barrier between reads and writes)
+  block_rows_staged_through_shared_same_out.cu      race: every block writes its own row to one output row
+  head_runs_rows_past_token.cu                      race: two blocks scale the same query elements in place
 
-Prints, per fixture, how many runs gave a wrong result (NaN or off by more than the tolerance).
+Prints, per fixture, how many runs gave a wrong result (NaN or off by more than the tolerance), or
+how many different results the runs gave.
 """
 from __future__ import annotations
 
@@ -29,6 +33,8 @@ SMOOTHING = ("grid_sync_in_loop_smoothing", "grid_sync_in_loop_smoothing_in_plac
              "grid_sync_in_loop_smoothing_in_place_two_syncs")
 SUM_DECLARATION = "void grid_sum(torch::Tensor& out, torch::Tensor& partials, const torch::Tensor& x);"
 SMOOTH_DECLARATION = "void smooth_rows(torch::Tensor& buf, int64_t steps);"
+STAGE_DECLARATION = "void stage_rows(torch::Tensor& out, const torch::Tensor& x);"
+SCALE_DECLARATION = "void q_scale(torch::Tensor& q, double q_scale);"
 STEPS = 8
 
 
@@ -55,6 +61,7 @@ def main() -> int:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=200)
+    ap.add_argument("--only", default="", help="run the fixtures whose name holds this")
     args = ap.parse_args()
     # A cooperative launch needs every block resident at once: two blocks of 256 threads per SM.
     blocks = min(1024, 2 * torch.cuda.get_device_properties(0).multi_processor_count)
@@ -63,7 +70,7 @@ def main() -> int:
     x = torch.randn(blocks * 256, device="cuda", dtype=torch.float32)
     want = x.double().sum().item()
     tolerance = 1e-3 * x.abs().double().sum().item() / math.sqrt(x.numel())
-    for name in SUMS:
+    for name in (n for n in SUMS if args.only in n):
         module = _build(name, SUM_DECLARATION, "grid_sum")
         partials = torch.empty(1024, device="cuda", dtype=torch.float32)
         out = torch.empty(1, device="cuda", dtype=torch.float32)
@@ -79,7 +86,7 @@ def main() -> int:
 
     n = blocks * 256
     start = torch.rand(2, n, dtype=torch.float64)
-    for name in SMOOTHING:
+    for name in (n for n in SMOOTHING if args.only in n):
         module = _build(name, SMOOTH_DECLARATION, "smooth_rows")
         buffers = 2 if name == "grid_sync_in_loop_smoothing" else 1
         want = torch.stack(_smoothed(list(start[:buffers]), STEPS, buffers))
@@ -91,6 +98,28 @@ def main() -> int:
             if not torch.allclose(buf.double().cpu(), want, rtol=1e-5, atol=1e-6):
                 wrong += 1
         print(f"{name:48} wrong results: {wrong} of {args.repeat}")
+
+    # Races whose result is one of several: how many different results the runs give.
+    if args.only not in "block_rows_staged_through_shared_same_out head_runs_rows_past_token":
+        return 0
+    stage = _build("block_rows_staged_through_shared_same_out", STAGE_DECLARATION, "stage_rows")
+    x = torch.randn(4 * blocks, 256, device="cuda", dtype=torch.float32)
+    seen = set()
+    for _ in range(args.repeat):
+        out = torch.full((256,), float("nan"), device="cuda", dtype=torch.float32)
+        stage.stage_rows(out, x)
+        torch.cuda.synchronize()
+        seen.add(bytes(out.cpu().untyped_storage()))
+    print(f"{'block_rows_staged_through_shared_same_out':48} different results: {len(seen)} of {args.repeat} runs")
+    scale = _build("head_runs_rows_past_token", SCALE_DECLARATION, "q_scale")
+    q0 = torch.randn(8 * blocks, 32, 128, device="cuda", dtype=torch.bfloat16)  # Mistral: 32 heads of 128
+    seen = set()
+    for _ in range(args.repeat):
+        q = q0.clone()
+        scale.q_scale(q, 0.5)
+        torch.cuda.synchronize()
+        seen.add(bytes(q.cpu().untyped_storage()))
+    print(f"{'head_runs_rows_past_token':48} different results: {len(seen)} of {args.repeat} runs")
     return 0
 
 
