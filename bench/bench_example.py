@@ -30,10 +30,11 @@ def main() -> int:
     args = ap.parse_args()
     if args.without_thread_checks:
         import analyzers.api
-        from analyzers.checks import AlignmentCheck, BoundsCheck, LaunchCheck, OverflowCheck
+        from analyzers.checks import default_checks
 
         # The workers are forked from this process, so they see the replaced list too.
-        analyzers.api.default_checks = lambda: [BoundsCheck(), OverflowCheck(), LaunchCheck(), AlignmentCheck()]
+        thread_checks = ("race", "barrier-divergence", "sync-mask")
+        analyzers.api.default_checks = lambda: [c for c in default_checks() if c.id not in thread_checks]
     example = ROOT / "examples" / "minivllm"
     manifest = load(example / "kernelvet.yaml")
     walls = []

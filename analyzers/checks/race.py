@@ -280,7 +280,7 @@ class RaceCheck(Check):
         none; "unknown" when the solver could not tell (recorded as inconclusive)."""
         hint = None
         if a.ev.region.kind == "global":
-            apart, hint = _apart_in_integers(ctx, threads, a, b, cross, self.accesses)
+            apart, hint, as_runs = _apart_in_integers(ctx, threads, a, b, cross, self.accesses)
             if apart:
                 return None
         rename, cond, constraints = self._condition(ctx, threads, a, b, cross)
@@ -289,7 +289,7 @@ class RaceCheck(Check):
             # bit-vector question is nearly concrete (and more so with the accesses each thread
             # makes at the model's values chosen). A model of it is one of the whole question.
             pins = _pins(hint, constraints, _index_names(threads))
-            for choice in (*self.accesses.choices(a, b, hint, rename), []):
+            for choice in (*self.accesses.choices(a, b, hint, rename, as_runs), []):
                 ctx.tick()
                 try:
                     model = ctx.solver.model(constraints + pins + choice)
@@ -404,7 +404,8 @@ def _index_error_at(ctx, a: Place, b: Place) -> bool:
     (a vector loop whose count is rounded up reads past the input at one statement and writes
     the next row at another). The race is the same error, reported once; fixed, a rerun checks it."""
     lines = {(a.ev.span.file, a.ev.span.line), (b.ev.span.file, b.ev.span.line)}
-    errors = [f for f in ctx.findings.values() if f.check in ("oob", "overflow", "narrowing") and f.kernel == ctx.kernel]
+    errors = [f for f in ctx.findings.values()
+              if f.check in ("oob", "overflow", "narrowing") and f.kernel == ctx.kernel]
     if any(((f.access or f.location).file, (f.access or f.location).line) in lines for f in errors):
         return True
     if not errors:
@@ -513,7 +514,8 @@ def _ites(t: z3.ExprRef) -> list:
     return out
 
 
-def _integer_accesses(polys, place: Place, shares, literals: dict, merge: bool = False, runs=None) -> list[IntAccess]:
+def _integer_accesses(polys, place: Place, shares, literals: dict, merge: bool = False,
+                      runs=None) -> list[IntAccess]:
     """``runs``: an engine.loops.LoopRuns, to read accesses made in different runs of one
     summarised loop as accesses of one run (their offsets then differ by constants)."""
     from ..engine import ints, radix
@@ -588,24 +590,28 @@ class IntegerAccesses:
         self.runs = LoopRuns(ctx)
         self.literals: dict = {}  # (cross, condition id) -> its two sides
         self.made: dict = {}
-        self.as_runs: set = set()  # the places read as one run of their loops
+        self.offsets: dict = {}  # (place id, read as one run) -> each access's integer offset
 
-    def choices(self, a: Place, b: Place, model, rename, limit: int = 4) -> list:
+    def choices(self, a: Place, b: Place, model, rename, as_runs: bool, limit: int = 4) -> list:
         """For statements with several accesses: up to ``limit`` choices of one access for each
         thread (their selectors' values) that overlap at an integer model's values, as
         constraints; the model's values for other accesses' symbols are a guess (its own
-        default), which the bit-vector question then checks."""
+        default), which the bit-vector question then checks. ``as_runs``: the model speaks of the
+        accesses read as one run of their loops."""
         from ..engine import ints
         if a.selector is None and b.selector is None:
             return []
 
         def offsets(place: Place, second: bool) -> list:
+            key = (id(place), as_runs)
+            if key not in self.offsets:
+                terms = [ints.I(alt.ev.off) for alt in place.alts]
+                if as_runs:
+                    ones = [self.runs.one_run(alt.pc, off) for alt, off in zip(place.alts, terms)]
+                    terms = [off if one is None else one[1] for off, one in zip(terms, ones)]
+                self.offsets[key] = terms
             out = []
-            for alt in place.alts:
-                off = ints.I(alt.ev.off)
-                if id(place) in self.as_runs:
-                    one = self.runs.one_run(alt.pc, off)
-                    off = one[1] if one is not None else off
+            for alt, off in zip(place.alts, self.offsets[key]):
                 v = model.eval(rename.integers(off) if second else off, model_completion=True)
                 out.append((v.as_long(), alt.ev.size) if z3.is_int_value(v) else None)
             return out
@@ -622,8 +628,6 @@ class IntegerAccesses:
 
     def of(self, place: Place, cross: bool, shares, attempt: int = 0) -> list:
         key = (id(place), cross, attempt)
-        if attempt > 1:
-            self.as_runs.add(id(place))
         if key not in self.made:
             literals = self.literals.setdefault(cross, {})
             self.made[key] = _integer_accesses(self.polys, place, shares, literals, merge=attempt > 0,
@@ -632,26 +636,28 @@ class IntegerAccesses:
 
 
 def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool, accesses: IntegerAccesses) -> tuple:
-    """(apart, hint): whether no two threads (of different blocks with ``cross``, else of one block) reach
+    """(apart, hint, as_runs): whether no two threads (of different blocks with ``cross``, else of one block) reach
     overlapping bytes at ``a`` and ``b`` at all, barriers aside, proved in integer arithmetic
     (lia.py: unsatisfiable there, so in the program). Global offsets such as ``row * hidden + col``
     are easy in integers and a hard bit-vector query for two threads; split by their radix
     (engine/radix.py), most are linear. ``hint``: where the split pair is satisfiable, its model,
-    a guess at a witness for the bit-vector question."""
+    a guess at a witness for the bit-vector question; ``as_runs``: whether the accesses were read
+    as one run of their loops (IntegerAccesses, attempt 2) for it."""
     from ..engine import radix
     from ..engine.lia import linear
     lia, rename = ctx.lia, SecondThread(ctx, threads, same_block=not cross)
     polys = accesses.polys
+    reading = 0  # IntegerAccesses' attempt
     xs, ys = accesses.of(a, cross, rename.shares), accesses.of(b, cross, rename.shares)
-    for attempt in (1, 2):
-        if len(xs) * len(ys) <= MAX_INTEGER_PAIRS:
-            break
+    while len(xs) * len(ys) > MAX_INTEGER_PAIRS and reading < 2:
         # Too many pairs: an unrolled loop with a symbolic stride (its steps as one access each),
         # then accesses in different runs of one summarised loop (a vector loop inside unrolled
         # head loops) as accesses of one run, a constant apart.
-        xs, ys = accesses.of(a, cross, rename.shares, attempt), accesses.of(b, cross, rename.shares, attempt)
+        reading += 1
+        xs, ys = accesses.of(a, cross, rename.shares, reading), accesses.of(b, cross, rename.shares, reading)
+    as_runs = reading == 2
     if len(xs) * len(ys) > MAX_INTEGER_PAIRS:
-        return False, None
+        return False, None, as_runs
     ids = threads.thread.bid if cross else threads.thread.tid
     other = z3.Or(*[x != rename.integers(x) for x in (z3.Int(str(v.bv)) for v in ids.fields.values())])
 
@@ -755,10 +761,10 @@ def _apart_in_integers(ctx, threads, a: Place, b: Place, cross: bool, accesses: 
                 hint = lia.last_model
                 if refuted(query(x, y, True, parts)):
                     continue
-                return False, lia.last_model if lia.last_model is not None else hint
+                return False, lia.last_model if lia.last_model is not None else hint, as_runs
             if not refuted(query(x, y, True, whole)):
-                return False, None
-    return True, None
+                return False, None, as_runs
+    return True, None, as_runs
 
 
 def _index_names(threads) -> set:

@@ -584,10 +584,10 @@ class LoopRuns:
 
     def _loop_symbols(self, term) -> dict:
         """Loop counters ``term`` mentions: name -> the loop's location."""
-        out = {}
         hit = self._symbols_of.get(term.get_id())
         if hit is not None:
             return hit
+        out = {}
         for v in constants(term):
             name = v.decl().name()
             sym = self.ctx.symbols.get(name)

@@ -6,8 +6,9 @@ reason about two:
 
 - **Barrier intervals.** Every path carries an *epoch* per scope: the number of block barriers
   (``__syncthreads``, a block ``sync()``, a cub block collective), of warp barriers (those plus
-  ``__syncwarp``) and of grid barriers (a grid group's ``sync()``) it has passed, as a term. A loop summarised by one symbolic iteration ``k`` whose
-  body passes ``b`` barriers on every path puts its body at ``e0 + k*b + j`` and its exit at
+  ``__syncwarp``) and of grid barriers (a grid group's ``sync()``) it has passed, as a term. A loop
+  summarised by one symbolic iteration ``k`` whose body passes ``b`` barriers on every path puts
+  its body at ``e0 + k*b + j`` and its exit at
   ``e0 + n*b`` (``n`` the exit iteration), so iteration ``k``'s tail and iteration ``k + 1``'s head
   share an interval, as they do on the GPU. Two threads that execute the same barrier sequence
   (which the barrier-divergence check verifies) are in one interval exactly when their epochs are
@@ -67,6 +68,11 @@ def is_block_barrier(name: str) -> bool:
     return name in BLOCK_BARRIERS or normalize(name) in BLOCK_COLLECTIVES | GRID_BARRIERS | CLUSTER_BARRIERS
 
 
+def is_grid_barrier(name: str) -> bool:
+    from .models import normalize
+    return normalize(name) in GRID_BARRIERS
+
+
 # ---------------------------------------------------------------- barriers per loop iteration
 
 
@@ -74,8 +80,8 @@ NO_BARRIERS = (0, 0, 0)
 
 
 def barrier_count(node, functions, _seen: frozenset = frozenset()) -> tuple[int, int, int] | None:
-    """(block barriers, warp barriers, grid barriers) that one pass through ``node`` executes, when every path
-    through it executes the same number; None when the number depends on the path (a barrier under
+    """(block barriers, warp barriers, grid barriers) that one pass through ``node`` executes, when
+    every path through it executes the same number; None when the number depends on the path (a barrier under
     an ``if`` without one on the other side, a loop around a barrier, an early exit past one)."""
     if node is None:
         return NO_BARRIERS
@@ -107,7 +113,7 @@ def barrier_count(node, functions, _seen: frozenset = frozenset()) -> tuple[int,
     total = NO_BARRIERS
     if isinstance(node, N.Call):
         if is_block_barrier(node.name):
-            total = (1, 1, 1 if _normalized(node.name) in GRID_BARRIERS else 0)
+            total = (1, 1, 1 if is_grid_barrier(node.name) else 0)
         elif node.name in WARP_BARRIERS:
             total = (0, 1, 0)
         elif node.func and node.func not in _seen and len(_seen) < 12:
@@ -129,11 +135,6 @@ def barrier_count(node, functions, _seen: frozenset = frozenset()) -> tuple[int,
 
 def _add(a, b):
     return tuple(x + y for x, y in zip(a, b))
-
-
-def _normalized(name: str) -> str:
-    from .models import normalize
-    return normalize(name)
 
 
 def _exits(node) -> bool:
@@ -481,7 +482,8 @@ class ThreadOps:
             for check in self.ctx.checks:
                 check.on_barrier(self.ctx, st, ev)
         block, warp, grid = st.epoch
-        st.epoch = (block + 1 if scope in ("block", "grid") else block, warp + 1, grid + 1 if scope == "grid" else grid)
+        st.epoch = (block + 1 if scope in ("block", "grid") else block, warp + 1,
+                    grid + 1 if scope == "grid" else grid)
         threads = self.ctx.threads
         if scope == "warp" and threads is not None:
             threads.warp_barriers = True

@@ -14,8 +14,8 @@ from .. import ints, lia
 from ..values import EXTENT_ONLY, FloatV, IntV, OpaqueV, PtrV, RefV, StructV, const_int, fresh_int
 from ...limits import MAX_SMEM_OPTIN, MAX_THREADS_PER_BLOCK, WARP_SIZE
 from ..context import _vars as z3_vars
-from ..threads import GRID_BARRIERS, shuffle_source
-from . import model, normalize
+from ..threads import is_grid_barrier, shuffle_source
+from . import model
 
 VOID = OpaqueV("void")
 BYTE = T.IntType(8, False, "unsigned char")  # the unit of runtime copies and fills
@@ -105,7 +105,7 @@ def syncwarp(interp, st, call, this, args):
 def group_barrier(interp, st, call, this, args):
     """A grid-wide barrier (a cooperative launch's ``grid.sync()``) or a cluster's: every thread of
     the grid (of the cluster's blocks) waits there, those of this block included."""
-    interp.barrier(st, call.span, "grid" if normalize(call.name) in GRID_BARRIERS else "block", call.name)
+    interp.barrier(st, call.span, "grid" if is_grid_barrier(call.name) else "block", call.name)
     return VOID
 
 
