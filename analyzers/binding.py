@@ -686,7 +686,7 @@ def _holds(e: Expr, env: dict) -> bool:
 
 
 def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, line: int,
-                  params: tuple = (), elements: dict | None = None) -> dict:
+                  params: tuple = (), elements: dict | None = None, layouts: dict | None = None) -> dict:
     """The op's call at the witness's sizes: every argument's shape, strides, dtype and value, as a
     reproducer allocates it. Sizes come from the witness's user and derived dims; an argument
     whose size stays unknown is listed in ``unknown``. ``loads``: memory name -> the values the
@@ -695,8 +695,9 @@ def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, lin
     parameters in order, (name, "int" | "float" | "struct" | "other"): one the binding leaves out
     is passed as the engine took it (an integer or flag: any value, the witness's when it names
     one; an optional: absent), so the call has every argument, in the launcher's order. A struct
-    taken by value is listed in ``structs``: its fields are the witness's, its pointer members'
-    memory nobody sized, so no call is built from it."""
+    taken by value is listed in ``structs`` and passed as its ``members`` (``layouts``: name ->
+    interp.struct_members): each number the witness's (any value where it names none), each
+    pointer memory of a size nobody states, as the engine took it."""
     env = {k: v for k, v in witness.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     args, unknown, structs = [], [], []
     bound = dict(inst.args)
@@ -716,6 +717,17 @@ def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, lin
                 chosen = witness.get(f"the string `{name}`")
                 text = chosen[1:-1] if isinstance(chosen, str) and chosen.startswith('"') else "kernelvet-other"
                 args.append({"name": name, "kind": "string", "text": text})
+            elif kind == "struct" and layouts and name in layouts:
+                structs.append(name)
+                members = []
+                for m in layouts[name]:
+                    m = dict(m)
+                    if m["kind"] == "scalar":
+                        value = witness.get(m["path"])
+                        m["value"] = int(value) if isinstance(value, bool) else value \
+                            if isinstance(value, (int, float)) else None
+                    members.append(m)
+                args.append({"name": name, "kind": "struct", "members": members})
             else:
                 args.append({"name": name, "kind": "absent"})
                 if kind == "struct":
@@ -762,7 +774,7 @@ def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, lin
             args.append({"name": name, "kind": "string", "text": a.text})
         else:
             args.append({"name": name, "kind": "absent"})
-    names = {x["name"] for x in args}
+    names = {x["name"] for x in args} | {m["path"] for x in args for m in x.get("members", ())}
     loads = {k: v for k, v in loads.items() if k in names}
     elements = {k: v for k, v in (elements or {}).items() if k in names}
     return {"op": inst.op, "file": inst.file, "launcher": launcher, "line": line, "dtype": inst.dtype,

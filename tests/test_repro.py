@@ -540,22 +540,54 @@ def test_a_finding_in_an_op_that_makes_pointers_from_integers_is_not_runnable(tm
     assert "foreign_pointers" not in g["call"] and plan(g).not_runnable is None
 
 
-def test_a_finding_in_an_op_taking_a_struct_by_value_is_not_runnable(tmp_path):
-    """The smoothing's read before the buffer is real (the witness names `p.rows` and `p.cols`),
-    but the op takes its buffers inside a struct whose pointer members' memory nobody sized: the
-    call names the struct and the reproducer says it builds no call, instead of passing nothing
-    where the struct goes."""
+def test_a_host_launcher_taking_a_struct_by_value_is_called_from_a_harness_that_fills_it(tmp_path):
+    """The smoothing's read before the buffer is real, and its op takes its buffers inside a struct:
+    the reproducer is a CUDA harness that makes the struct as the launcher's own parameter type, sets
+    every number the witness names (minimised as sizes: one row of one column) and points each
+    pointer member to managed memory, saying that nobody states its size. The graph launcher also
+    takes a raw output pointer, which gets such memory too. A struct the report does not describe,
+    or one beside tensors (a torch extension cannot pass it), is not runnable, and says why."""
     sys.path.insert(0, str(ROOT / "tests"))
     from fixture_runner import load_fixture, run_fixture
 
     from bot.reporters.jsonfmt import to_dict
-    from bot.repro.plan import plan
+    from bot.repro.plan import UNSTATED_BUFFER_BYTES, plan
+    from bot.repro.scripts import write
 
     (f,) = to_dict(run_fixture(load_fixture(FIXTURES / "host" / "params_struct_left_neighbour.cu"),
                                tmp_path))["findings"]
-    assert f["call"]["structs"] == ["p"] and {"p.rows", "p.cols"} <= set(f["witness"])
+    assert f["call"]["structs"] == ["p"] and f["witness"]["p.rows"] == 1 and f["witness"]["p.cols"] == 1
+    (p,) = f["call"]["args"]
+    assert p["kind"] == "struct" and [(m["path"], m["kind"]) for m in p["members"]] == [
+        ("p.in", "pointer"), ("p.out", "pointer"), ("p.rows", "scalar"), ("p.cols", "scalar")]
     r = plan(f)
-    assert r.not_runnable and "takes p by value" in r.not_runnable
+    assert r.kind == "host" and r.not_runnable is None and r.device_bytes == 2 * UNSTATED_BUFFER_BYTES
+    assert any("p.in, p.out: memory of a size nobody states" in n for n in r.notes)
+    write(r, f, tmp_path / "smooth", FIXTURES)
+    source = _constants(tmp_path / "smooth" / "repro.py")["host_harness_source"]()
+    assert "using KvP = KvParams<decltype(&smooth_rows)>;" in source and "KvP::arg<0> a0{};" in source
+    assert "a0.rows = (decltype(a0.rows))1LL;" in source and "a0.cols = (decltype(a0.cols))1LL;" in source
+    assert source.count("cudaMallocManaged(") == 2 and "a0.in = (decltype(a0.in))p0_0;" in source
+    assert source.rstrip().endswith("}") and "  smooth_rows(a0);" in source
+
+    (g,) = to_dict(run_fixture(load_fixture(FIXTURES / "host" / "graph_struct_device_copy_one_past.cu"),
+                               tmp_path))["findings"]
+    r = plan(g)
+    assert r.kind == "host" and r.not_runnable is None and r.device_bytes == 3 * UNSTATED_BUFFER_BYTES
+    write(r, g, tmp_path / "graph", FIXTURES)
+    source = _constants(tmp_path / "graph" / "repro.py")["host_harness_source"]()
+    nodes = g["witness"]["g.nodes"]
+    assert f"a0.nodes = (decltype(a0.nodes)){nodes}LL;" in source and "KvP::arg<1> a1 = (KvP::arg<1>)p1;" in source
+    assert "  degrees_gpu(a0, a1);" in source
+
+    # A pointer to a struct inside it: nothing in the witness says what that object holds.
+    linked = dict(p, members=p["members"] + [{"path": "p.next", "kind": "other", "type": "Node *"}])
+    r = plan(dict(f, call=dict(f["call"], args=[linked])))
+    assert r.not_runnable and "member p.next (Node *) a harness cannot make" in r.not_runnable
+    beside = [p, {"name": "x", "kind": "tensor", "shape": [4], "strides": None, "dtype": "float32",
+                  "device": "cuda"}]
+    r = plan(dict(f, call=dict(f["call"], args=beside)))
+    assert r.kind == "torch-op" and "beside tensors" in r.not_runnable
 
 
 def test_a_finding_resting_on_an_uninitialized_local_says_so_and_why_a_sanitizer_can_miss_it(tmp_path):

@@ -253,6 +253,10 @@ class HostOps:
             if isinstance(v, StructV):
                 if self.ctx.zero_config:
                     self._default_ranges(p.name, v, st)
+                    # Sizes like an integer argument's: a witness minimises them after the op's
+                    # own (a smoothing's read before row 0 at 1 x 1, not at 40,961 x 58,728).
+                    self.ctx.dim_order.extend((str(x.bv), x.bv) for _, x in v.leaves(p.name)
+                                              if isinstance(x, IntV) and z3.is_const(x.bv))
                 self._name_fields(p.name, v)
                 pointers = self._point_members(p.name, ty, v, p.span)
                 ranged = f" (integer fields in [0, {Limits().scalar_hi:,}], as integer arguments)" \

@@ -143,19 +143,21 @@ def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: 
     contract.settle(ctx)
     result.findings = list(ctx.findings.values())
     params = tuple((p.name, _param_kind(p.ty)) for p in fn.params)
+    layouts = {p.name: struct_members(T.strip_ref(p.ty), p.name) for p in fn.params
+               if isinstance(T.strip_ref(p.ty), T.StructType)}
     for f in result.findings:
         f.models = list(models or [])
         f.dtypes = [inst.dtype]
         f.zero_config = inst.zero_config
         f.call = B.concrete_call(inst, f.witness, ctx.witness_loads(f.witness), fn.name, fn.span.line, params,
-                                 f.load_elements)
+                                 f.load_elements, layouts)
         if ctx.foreign_pointers:
             f.call["foreign_pointers"] = list(ctx.foreign_pointers)
     if options.control_call:
         sizes = B.sample_sizes(inst)
         if sizes is not None:
             result.control_call = B.concrete_call(inst, dict(sizes, dtype=inst.dtype), {}, fn.name, fn.span.line,
-                                                  params)
+                                                  params, layouts=layouts)
     result.inconclusive = list(ctx.inconclusive)
     result.assumptions = list(ctx.assumptions)
     result.kernels = list(ctx.kernels)
@@ -194,6 +196,30 @@ def _param_kind(ty) -> str:
     if is_string_class(ty):
         return "string"
     return "float" if isinstance(ty, T.FloatType) else "other"
+
+
+def struct_members(ty: T.StructType, name: str, depth: int = 0) -> list[dict]:
+    """The members a reproducer sets in a struct taken by value (binding.concrete_call), as paths
+    the witness names them by (``g.nodes``, ``p.dims.0``): each number or flag (``scalar``), each
+    pointer (``pointer``, with its element's size: memory a harness allocates, as the engine gave
+    it memory of a size nobody states), and each member a harness cannot make (``other``: a
+    pointer to a struct, a union, a class of the library)."""
+    out = []
+    for f in ty.fields:
+        fty, path = T.strip_ref(f.type), f"{name}.{f.name}"
+        if isinstance(fty, (T.IntType, T.BoolType, T.FloatType)):
+            out.append({"path": path, "kind": "scalar", "float": isinstance(fty, T.FloatType)})
+        elif isinstance(fty, T.PtrType) and not isinstance(T.strip_ref(fty.pointee), (T.StructType, T.OpaqueType,
+                                                                                         T.PtrType)):
+            out.append({"path": path, "kind": "pointer", "elem_size": max(T.strip_ref(fty.pointee).size, 1)})
+        elif isinstance(fty, T.StructType) and depth < 4:
+            out.extend(struct_members(fty, path, depth + 1))
+        elif isinstance(fty, T.ArrayType) and fty.count and fty.count <= 64 and depth < 4:
+            elem = T.StructType(fields=tuple(T.Field(str(i), fty.elem, 0) for i in range(fty.count)))
+            out.extend(struct_members(elem, path, depth + 1))
+        else:
+            out.append({"path": path, "kind": "other", "type": fty.name})
+    return out
 
 
 __all__ = ["Interpreter", "analyze", "Options", "Inconclusive"]

@@ -1,5 +1,6 @@
 """What a finding's reproducer needs: the kind of program (a torch op built as an extension, a bare
-kernel launched from a small CUDA harness, a plain CUDA program), the sources and flags that build
+kernel launched from a small CUDA harness, a host launcher of raw pointers and structs called from
+one, a plain CUDA program), the sources and flags that build
 it, every argument at the witness's sizes (the ``call`` the engine recorded), the GPU memory that
 takes, and which compute-sanitizer tool sees the bug. Reads only the JSON report and the
 repository's manifest: nothing here builds or runs anything."""
@@ -24,7 +25,7 @@ TORCH_DTYPES = {canonical_dtype(n) for n in DTYPE_SIZES}  # every dtype kernelve
 # A finding at a CUDA runtime copy or fill: the runtime checks its range against the allocation
 # it starts in, which memcheck's padding would stretch past the allocation's end.
 SANITIZER_MAX_BYTES = 1 << 30  # above this, memcheck's cost per access makes the plain run the judge
-UNSTATED_BUFFER_BYTES = 64 << 20  # a bare kernel's `any` pointer: memory nobody sized
+UNSTATED_BUFFER_BYTES = 64 << 20  # a bare kernel's `any` pointer, a host launcher's struct member: memory nobody sized
 
 
 @dataclass
@@ -32,7 +33,7 @@ class Repro:
     fingerprint: str
     check: str
     where: str  # file:line of the finding
-    kind: str  # torch-op | kernel | program | none
+    kind: str  # torch-op | kernel | host | program | none
     call: dict | None
     sources: list[str] = field(default_factory=list)  # repository-relative; the first is the op's file
     include_dirs: list[str] = field(default_factory=list)
@@ -113,16 +114,34 @@ def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB, tool:
             # The witness fixes how many arguments, not what they say: any content fails.
             r.argv = ["1"] * (argc - 1)
             call["unknown"] = [u for u in call.get("unknown", []) if u != call["args"][1]["name"]]
+    elif not any(a["kind"] == "tensor" for a in call["args"]) and \
+            any(a["kind"] in ("struct", "buffer") for a in call["args"]):
+        # A host launcher of raw pointers and structs (a graph suite's `GPU*` function, a params
+        # struct's launcher): a CUDA harness calls it, as a bare kernel's launches it.
+        r.kind = "host"
     else:
         r.kind = "torch-op"
+    if r.kind in ("kernel", "host"):
+        # Memory nobody sized (an `any` pointer, a struct's pointer member): the engine checked only
+        # offsets below its start, so any size reproduces those; the harness allocates a fixed size.
+        unstated = [a["name"] for a in call["args"] if a["kind"] == "buffer" and a.get("bytes") is None]
+        call["unknown"] = [u for u in call.get("unknown", []) if u not in unstated]
     if call.get("foreign_pointers") and r.not_runnable is None:
         r.not_runnable = (f"the op makes pointers from integers ({', '.join(call['foreign_pointers'][:2])}): the "
                           "memory they point to (another process's or GPU's buffers) is not something a "
                           "reproducer can allocate")
-    if call.get("structs") and r.not_runnable is None:
-        r.not_runnable = (f"the op takes {', '.join(call['structs'][:2])} by value, a struct whose pointer members "
-                          "point to memory whose size nobody states: no call to build (write a harness that fills "
-                          "it with the witness's fields)")
+    for a in call["args"]:
+        if a["name"] not in call.get("structs", ()) or r.not_runnable is not None:
+            continue
+        other = [m for m in a.get("members", ()) if m["kind"] == "other"]
+        if r.kind != "host" or "members" not in a:
+            r.not_runnable = (f"the op takes {a['name']} by value beside tensors: a struct a torch extension "
+                              "cannot pass (write a harness that fills it with the witness's fields)"
+                              if r.kind == "torch-op" else f"the op takes {a['name']} by value, a struct the "
+                              "report does not describe (scan again)")
+        elif other:
+            r.not_runnable = (f"the op takes {a['name']} by value, whose member {other[0]['path']} "
+                              f"({other[0].get('type') or 'of its library'}) a harness cannot make from the witness")
     if call.get("unknown") and r.not_runnable is None:
         r.not_runnable = (f"the witness leaves the size or value of {', '.join(call['unknown'][:4])} open: "
                           "no call to build")
@@ -140,6 +159,13 @@ def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB, tool:
             if a.get("bytes") is None:
                 r.notes.append(f"'{a['name']}' has no size in the binding: {UNSTATED_BUFFER_BYTES >> 20} MiB "
                                "are allocated")
+        elif a["kind"] == "struct":
+            pointers = [m["path"] for m in a.get("members", ()) if m["kind"] == "pointer"]
+            r.device_bytes += len(pointers) * UNSTATED_BUFFER_BYTES
+            if pointers:
+                r.notes.append(f"{', '.join(pointers[:4])}{' ...' if len(pointers) > 4 else ''}: memory of a size "
+                               f"nobody states, {UNSTATED_BUFFER_BYTES >> 20} MiB of managed memory each (the host "
+                               "and the GPU can both read it)")
     placed = call.get("elements") or {}
     for name, values in (call.get("loads") or {}).items():
         # Values whose element the witness names are put there; the rest come from the fill.

@@ -17,6 +17,7 @@ EXIT_RAN, EXIT_CUDA_ERROR, EXIT_BUILD, EXIT_CANNOT_RUN, EXIT_OP_ERROR = 0, 1, 2,
 # The runtime every reproducer carries; the constants above it are the finding's.
 _RUNTIME = r'''
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -181,30 +182,52 @@ def fill_value(a):
     return None
 
 
+def buffer_lines(target, name, n, k, managed=False):
+    """Allocate ``n`` bytes into ``void* target`` and fill them as the witness loads them: its value
+    (``k``-byte elements) everywhere, the values it names at their elements. Managed memory is
+    memory both the host and the GPU can read (a host launcher's arrays: it may copy them up
+    itself, or hand them to its kernels)."""
+    n = max(n, 1)
+    alloc = "cudaMallocManaged" if managed else "cudaMalloc"
+    lines = ["  if (%s(&%s, %d) != cudaSuccess) { puts(\"cannot allocate %s\"); return %d; }"
+             % (alloc, target, n, name, EXIT_CANNOT_RUN)]
+    v = fill_value({"name": name})
+    if v is not None and k in (1, 2, 4, 8):
+        lines.append("  { std::vector<unsigned char> h(%d); long long v = %dLL; for (size_t o = 0; "
+                     "o + %d <= h.size(); o += %d) std::memcpy(&h[o], &v, %d); cudaMemcpy(%s, h.data(), "
+                     "h.size(), cudaMemcpyHostToDevice); }" % (n, int(v), k, k, k, target))
+    else:
+        lines.append("  cudaMemset(%s, 0, %d);" % (target, n))
+    for index, value in CALL.get("elements", {}).get(name, []):
+        if k in (1, 2, 4, 8) and (index + 1) * k <= n:  # little-endian: the low k bytes
+            lines.append("  { long long v = %dLL; cudaMemcpy((char*)%s + %d, &v, %d, cudaMemcpyHostToDevice); }"
+                         % (int(value), target, index * k, k))
+    if managed:
+        lines.append("  cudaDeviceSynchronize();")
+    return lines
+
+
+HARNESS_HEAD = ["#include <cstdio>", "#include <cstring>", "#include <string>", "#include <tuple>",
+                "#include <type_traits>", "#include <vector>"]
+HARNESS_TAIL = ["  cudaError_t e = cudaGetLastError();",
+                "  if (e == cudaSuccess) e = cudaDeviceSynchronize();",
+                "  if (e != cudaSuccess) { printf(\"CUDA error: %s\\n\", cudaGetErrorString(e)); return 1; }",
+                "  puts(\"ran without a CUDA error\");", "  return 0;", "}"]
+
+
 def harness_source():
     """A bare kernel's launch with the witness's buffers, scalars and launch shape."""
-    lines = ["#include <cstdio>", "#include <cstring>", "#include <vector>",
-             "struct KvAnyPtr { void* p; template <class T> operator T*() const { return static_cast<T*>(p); } };",
-             "int main() {"]
+    lines = HARNESS_HEAD + [
+        "struct KvAnyPtr { void* p; template <class T> operator T*() const { return static_cast<T*>(p); } };",
+        "int main() {"]
     args, launch = [], {}
     for i, a in enumerate(CALL["args"]):
         if a["name"].startswith("__kv_"):
             launch[a["name"]] = c_value(a)
         elif a["kind"] == "buffer":
             n = a["bytes"] if a.get("bytes") is not None else UNSTATED_BUFFER_BYTES
-            lines.append("  void* p%d = nullptr; if (cudaMalloc(&p%d, %d) != cudaSuccess) { puts(\"cannot "
-                         "allocate %s\"); return %d; }" % (i, i, max(n, 1), a["name"], EXIT_CANNOT_RUN))
-            v, k = fill_value(a), a.get("elem_size") or 1
-            if v is not None and k in (1, 2, 4, 8):
-                lines.append("  { std::vector<unsigned char> h(%d); long long v = %dLL; for (size_t o = 0; "
-                             "o + %d <= h.size(); o += %d) std::memcpy(&h[o], &v, %d); cudaMemcpy(p%d, h.data(), "
-                             "h.size(), cudaMemcpyHostToDevice); }" % (max(n, 1), int(v), k, k, k, i))
-            else:
-                lines.append("  cudaMemset(p%d, 0, %d);" % (i, max(n, 1)))
-            for index, value in CALL.get("elements", {}).get(a["name"], []):
-                if k in (1, 2, 4, 8) and (index + 1) * k <= n:  # little-endian: the low k bytes
-                    lines.append("  { long long v = %dLL; cudaMemcpy((char*)p%d + %d, &v, %d, cudaMemcpyHostToDevice); }"
-                                 % (int(value), i, index * k, k))
+            lines.append("  void* p%d = nullptr;" % i)
+            lines += buffer_lines("p%d" % i, a["name"], n, a.get("elem_size") or 1)
             args.append("KvAnyPtr{p%d}" % i)
         elif a["kind"] == "absent":
             args.append("KvAnyPtr{nullptr}")
@@ -212,13 +235,53 @@ def harness_source():
             args.append(c_value(a))
     g = ", ".join(launch.get("__kv_grid_" + c, "1") for c in "xyz")
     b = ", ".join(launch.get("__kv_block_" + c, "1") for c in "xyz")
-    lines += ["  %s<<<dim3(%s), dim3(%s), %s>>>(%s);" % (KERNEL, g, b, launch.get("__kv_shared_bytes", "0"),
-                                                     ", ".join(args)),
-              "  cudaError_t e = cudaGetLastError();",
-              "  if (e == cudaSuccess) e = cudaDeviceSynchronize();",
-              "  if (e != cudaSuccess) { printf(\"CUDA error: %s\\n\", cudaGetErrorString(e)); return 1; }",
-              "  puts(\"ran without a CUDA error\");", "  return 0;", "}"]
-    return "\n" + "\n".join(lines) + "\n"
+    lines.append("  %s<<<dim3(%s), dim3(%s), %s>>>(%s);" % (KERNEL, g, b, launch.get("__kv_shared_bytes", "0"),
+                                                         ", ".join(args)))
+    return "\n" + "\n".join(lines + HARNESS_TAIL) + "\n"
+
+
+def member_lvalue(var, root, path):
+    """``g.dims.0`` of the argument ``g`` held in ``var``: ``var.dims[0]``."""
+    parts = path[len(root) + 1:].split(".")
+    return var + "".join("[%s]" % x if x.isdigit() else "." + x for x in parts)
+
+
+def host_harness_source():
+    """A host launcher's call (raw pointers, structs taken by value, scalars): each argument made
+    as the launcher's own parameter type, pointers to managed memory, every number the witness's."""
+    lines = HARNESS_HEAD + [
+        "template <class F> struct KvParams;",
+        "template <class R, class... A> struct KvParams<R (*)(A...)> { template <int I> using arg = "
+        "typename std::decay<typename std::tuple_element<I, std::tuple<A...>>::type>::type; };",
+        "using KvP = KvParams<decltype(&%s)>;" % LAUNCHER, "int main() {"]
+    args = []
+    for i, a in enumerate(CALL["args"]):
+        var, ty = "a%d" % i, "KvP::arg<%d>" % i
+        args.append(var)
+        if a["kind"] == "buffer":
+            n = a["bytes"] if a.get("bytes") is not None else UNSTATED_BUFFER_BYTES
+            lines.append("  void* p%d = nullptr;" % i)
+            lines += buffer_lines("p%d" % i, a["name"], n, a.get("elem_size") or 1, managed=True)
+            lines.append("  %s %s = (%s)p%d;" % (ty, var, ty, i))
+        elif a["kind"] == "struct":
+            lines.append("  %s %s{};" % (ty, var))
+            for j, m in enumerate(a["members"]):
+                target = member_lvalue(var, a["name"], m["path"])
+                if m["kind"] == "pointer":
+                    lines.append("  void* p%d_%d = nullptr;" % (i, j))
+                    lines += buffer_lines("p%d_%d" % (i, j), m["path"], UNSTATED_BUFFER_BYTES, m["elem_size"],
+                                          managed=True)
+                    lines.append("  %s = (decltype(%s))p%d_%d;" % (target, target, i, j))
+                elif m["kind"] == "scalar" and m.get("value") is not None:
+                    lines.append("  %s = (decltype(%s))%s;" % (target, target, c_value(m)))
+        elif a["kind"] == "scalar":
+            lines.append("  %s %s = (%s)%s;" % (ty, var, ty, c_value(a)))
+        elif a["kind"] == "string":
+            lines.append("  %s %s = %s;" % (ty, var, json.dumps(a["text"])))
+        else:
+            lines.append("  %s %s{};" % (ty, var))
+    lines.append("  %s(%s);" % (LAUNCHER, ", ".join(args)))
+    return "\n" + "\n".join(lines + HARNESS_TAIL) + "\n"
 
 
 def make_tensor(torch, a):
@@ -309,7 +372,8 @@ def main():
             print("the op raised an error, not a CUDA fault: " + text[0][:300])
             return EXIT_OP_ERROR
     else:
-        exe = nvcc_build(write_main_source(harness_source() if KIND == "kernel" else "", "harness.cu"))
+        source = {"kernel": harness_source, "host": host_harness_source}.get(KIND, lambda: "")()
+        exe = nvcc_build(write_main_source(source, "harness.cu"))
         if args.build_only:
             return EXIT_RAN
         done = subprocess.run([exe] + ARGV, stdin=subprocess.DEVNULL, capture_output=True, text=True)
