@@ -439,7 +439,18 @@ class StringArg:
     text: str
 
 
-Arg = TensorArg | ScalarArg | AbsentArg | BufferArg | StringArg
+@dataclass(frozen=True)
+class StructArg:
+    """A struct the op takes through a pointer (llama.cpp's ``ggml_tensor * dst``) or by value,
+    described member by member: ``members`` are (field name, Arg) pairs, or (index, Arg) pairs of
+    an array member's entries (``ne: [hidden, tokens, 1, 1]``, ``src: [{fields: ...}]``). A member
+    left out is any value, as in an unbound struct."""
+
+    members: tuple
+    array: bool = False
+
+
+Arg = TensorArg | ScalarArg | AbsentArg | BufferArg | StringArg | StructArg
 
 
 @dataclass(frozen=True)
@@ -772,6 +783,10 @@ def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, lin
             args.append({"name": name, "kind": "scalar", "value": value, "float": a.is_float})
         elif isinstance(a, StringArg):
             args.append({"name": name, "kind": "string", "text": a.text})
+        elif isinstance(a, StructArg):
+            # A struct the binding describes member by member (llama.cpp's `ggml_tensor * dst`).
+            args.append({"name": name, "kind": "bound-struct"})
+            structs.append(name)
         else:
             args.append({"name": name, "kind": "absent"})
     names = {x["name"] for x in args} | {m["path"] for x in args for m in x.get("members", ())}

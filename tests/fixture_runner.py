@@ -5,6 +5,7 @@ the findings it must produce on its own lines.
     op: rms_norm                 # the launcher (or 'ops:' with several entries)
     models: [{config: models/MistralForCausalLM.json}]    # default: one inline model 'm'
     fields: {hidden_size: 4096}  # fields of the default model
+    version: 1                   # the manifest version the binding is written in (default 0)
     dtypes: [float32]            # default [float32]
     args: {out: {shape: [num_tokens, hidden_size]}, ...}
     verdict: bug                 # what every instance must end with: bug | contract | verified | inconclusive
@@ -96,7 +97,8 @@ def manifest_for(fx: Fixture) -> dict:
     models = [dict(m, config=str(FIXTURES / m["config"])) if "config" in m else m for m in models]
     ops = h.get("ops") or [{"op": h["op"], "args": h.get("args", {}), "verdict": h.get("verdict"),
                             "relations": h.get("relations", [])}]
-    out = {"version": 0, "models": models, "dtypes": h.get("dtypes", ["float32"]), "ops": []}
+    # Version 0 unless the header asks for 1 (what only version 1 binds: a struct's `fields`).
+    out = {"version": h.get("version", 0), "models": models, "dtypes": h.get("dtypes", ["float32"]), "ops": []}
     for key in ("user_dims", "derived", "constraints", "options", "returns"):
         if key in h:
             out[key] = h[key]

@@ -404,3 +404,62 @@ def test_a_gpuverify_file_without_a_launch_is_a_usage_error(tmp_path):
     r = subprocess.run([sys.executable, "-m", "bot.cli", "manifest", "from-gpuverify", "k.cu", "--root", str(tmp_path)],
                        cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 2 and "k.cu:2: the header gives no --blockDim" in r.stderr and "Traceback" not in r.stderr
+
+
+GGML_FIXTURE = ROOT / "tests" / "fixtures" / "host" / "ggml_tensor_bound_next_column_row_end.cu"
+
+
+def _ggml_op(tmp_path: Path, dst: str) -> Path:
+    (tmp_path / "ops").mkdir(exist_ok=True)
+    (tmp_path / "ops" / "smooth.cu").write_text(GGML_FIXTURE.read_text())
+    p = tmp_path / "kernelvet.yaml"
+    p.write_text("version: 1\nmodels: [{name: m, fields: {hidden: 64}}]\ndtypes: [float32]\n"
+                 "user_dims:\n  tokens: {min: 1, max: 1000}\nops:\n"
+                 "  - file: ops/smooth.cu\n    launcher: ggml_cuda_op_smooth_cols\n    args:\n      dst:\n"
+                 + textwrap.indent(textwrap.dedent(dst), "        "))
+    return p
+
+
+def test_a_struct_reached_through_a_pointer_is_bound_member_by_member(tmp_path):
+    p = _ggml_op(tmp_path, """\
+        fields:
+          ne: [hidden, tokens, 1, 1]
+          data: {elements: hidden * tokens, dtype: float32}
+          src: [{fields: {ne: [hidden, tokens, 1, 1], data: {elements: hidden * tokens, dtype: float32}}}, absent]
+          type: any
+        """)
+    (planned,) = expand(load(p), root=tmp_path)
+    dst = dict(planned.instance.arg("dst").members)
+    assert [m.value for _, m in dst["ne"].members] == [B.Num(64), B.Name("tokens"), B.Num(1), B.Num(1)]
+    assert dst["ne"].array and dst["data"] == B.BufferArg(B.parse_expr("64 * tokens * 4"), 4, None)
+    (src0, src1) = dict(dst["src"].members).values()
+    assert isinstance(src0, B.StructArg) and isinstance(src1, B.AbsentArg) and dst["type"] == B.ScalarArg(None)
+    assert [d.name for d in planned.instance.dims] == ["tokens"]  # the dims the members use are kept
+
+
+@pytest.mark.parametrize("dst, words", [
+    ("fields: {shape: [1, 2]}", "has no member 'shape'; its members: type, ne, nb, op_params, src, data, name"),
+    ("fields: {ne: [1, 2, 3, 4, 5]}", "'dst.ne' of ggml_cuda_op_smooth_cols has 4 entries; the binding gives 5"),
+    ("fields: {ne: {fields: {x: 1}}}", "is an array (long[4]): give its entries as a list"),
+    ("fields: {type: absent}", "'dst.type' of ggml_cuda_op_smooth_cols is not a pointer"),
+])
+def test_a_struct_binding_that_does_not_fit_the_struct_says_where(tmp_path, dst, words):
+    from bot.scan import scan
+    p = _ggml_op(tmp_path, dst)
+    (result,) = [r.result for r in scan(tmp_path, load(p), jobs=1).instances]
+    assert result.verdict == "inconclusive"
+    (why,) = [i.reason for i in result.inconclusive]
+    assert why == "binding-error" and words in result.inconclusive[0].detail, result.inconclusive[0].detail
+
+
+@pytest.mark.parametrize("dst, words", [
+    ("fields: {ne: {value: 1, dtype: float32}}", "'dtype' and 'values' describe a pointer member's memory"),
+    ("fields: {data: {elements: 4}}", "'elements' needs a 'dtype'"),
+    ("{fields: {ne: [1]}, shape: [1]}", "a struct ('fields') cannot also have 'shape'"),
+    ("fields: {data: {elements: 4, dtype: float32, bytes: 16}}", "as 'elements' (with 'dtype') or as 'bytes', not both"),
+    ("fields: {data: {value: 1, absent: true}}", "a member is one of: a value, 'items'"),
+])
+def test_struct_binding_mistakes_are_errors_at_their_line(tmp_path, dst, words):
+    p = _ggml_op(tmp_path, dst)
+    errs = pytest.raises(ManifestError, load, p).value.errors
+    assert any("kernelvet.yaml:" in e and words in e for e in errs), errs

@@ -589,6 +589,13 @@ def test_a_host_launcher_taking_a_struct_by_value_is_called_from_a_harness_that_
     r = plan(dict(f, call=dict(f["call"], args=beside)))
     assert r.kind == "torch-op" and "beside tensors" in r.not_runnable
 
+    # A graph node the binding describes member by member (`fields`), reached through a pointer.
+    (n,) = to_dict(run_fixture(load_fixture(FIXTURES / "host" / "ggml_tensor_bound_next_column.cu"),
+                               tmp_path))["findings"]
+    assert n["call"]["structs"] == ["ctx", "dst"] and n["call"]["args"][1] == {"name": "dst", "kind": "bound-struct"}
+    r = plan(n)
+    assert r.not_runnable and "dst, a struct its binding describes member by member" in r.not_runnable
+
 
 def test_a_finding_resting_on_an_uninitialized_local_says_so_and_why_a_sanitizer_can_miss_it(tmp_path):
     """The gather reads its register table on a path that never filled it: the finding names the

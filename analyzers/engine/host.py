@@ -208,6 +208,8 @@ class HostOps:
                                    "binds std::string arguments")
             # As if made from that literal: comparisons with literals answer, a dispatch runs one case.
             return string_holding(ty, f'"{arg.text}"')
+        if isinstance(arg, B.StructArg):
+            return self.bound_struct(p, arg, st, fn)
         if isinstance(ty, T.FloatType):
             return FloatV(ty)
         if isinstance(ty, T.PtrType) and isinstance(arg, B.BufferArg) and arg.size is not None:
@@ -266,6 +268,77 @@ class HostOps:
                     "through them are checked for negative offsets only)" if pointers else ""))
                 return v
         return OpaqueV("argument", ty)
+
+    def bound_struct(self, p: N.VarDecl, arg: B.StructArg, st: State, fn: N.Function):
+        """A struct the binding describes member by member (``fields``), taken through a pointer
+        (llama.cpp's ``ggml_tensor * dst``: an object of its own) or by value. A member the binding
+        names is bound as an argument of the member's type would be (a number, a pointer's memory,
+        a struct, an array's entries); one it leaves out is any value, as in an unbound struct, its
+        pointer members memory of a size nobody states (a pointer to a struct: an object of any
+        contents, as in zero-config)."""
+        ty = T.strip_ref(p.ty)
+        pointee = T.strip_ref(ty.pointee) if isinstance(ty, T.PtrType) else None
+        sty = pointee if isinstance(pointee, T.StructType) else ty
+        if not isinstance(sty, T.StructType) or not sty.fields or arg.array:
+            raise BindingError(f"argument '{p.name}' of {fn.display} is {ty.name}, not a struct or a pointer to one: "
+                               "'fields' describes a struct")
+        v = fresh_value(sty, p.name, self.ctx.counter)
+        if not isinstance(v, StructV):
+            v = StructV(sty, {})
+        self._bind_members(p, p.name, sty, v, arg, st, fn)
+        for path, x in v.leaves(p.name):
+            if isinstance(x, IntV) and x.ty.size > 1 and z3.is_const(x.bv):
+                self.ctx.symbol(path, x.bv, "field", x.ty.signed)  # a member the binding leaves any value
+        kind = "global" if fn.kind == "kernel" else "host"
+        pointers = self._point_members(p.name, sty, v, p.span, st, kind, 0, fn.key, bound=arg)
+        if pointers:
+            self.ctx.note(f"'{p.name}': the pointer members {', '.join(pointers)} are not in the binding: they point "
+                          "to memory of a size nobody states (accesses checked for negative offsets only)")
+        if pointee is None:
+            return v
+        region = self.new_region(kind, p.name, max(sty.size, 1), p.span, tracked=True, align=max(sty.align, 1))
+        self._write_at(st.write_content(region), 0, sty, v)
+        return PtrV(region, const_int(0, T.INT64), sty)
+
+    def _bind_members(self, p: N.VarDecl, path: str, ty, v: StructV, arg: B.StructArg, st: State,
+                      fn: N.Function, outer: T.StructType | None = None) -> None:
+        """Set the members (or an array's entries) ``arg`` names in ``v``, an object of ``ty``
+        (``outer``: the struct an array member belongs to)."""
+        outer = ty if isinstance(ty, T.StructType) else outer
+        if isinstance(ty, T.ArrayType):
+            if not arg.array:
+                raise BindingError(f"'{path}' of {fn.display} is an array ({ty.name}): give its entries as a list")
+            if ty.count is not None and len(arg.members) > ty.count:
+                raise BindingError(f"'{path}' of {fn.display} has {ty.count} entries; the binding gives "
+                                   f"{len(arg.members)}")
+            types = {i: ty.elem for i, _ in arg.members}
+        else:
+            if arg.array:
+                raise BindingError(f"'{path}' of {fn.display} is a {ty.name}, not an array: give its members by name")
+            types = {f.name: f.type for f in ty.fields}
+        for key, a in arg.members:
+            if key not in types:
+                raise BindingError(f"'{path}' of {fn.display} ({ty.name}) has no member '{key}'; its members: "
+                                   f"{', '.join(types)}")
+            mty, mpath = T.strip_ref(types[key]), f"{path}.{key}"
+            target = T.strip_ref(mty.pointee) if isinstance(mty, T.PtrType) else None
+            if isinstance(target, T.OpaqueType) and target.kind == "recursive" and outer is not None and \
+                    _record_name(target.name) == _record_name(outer.name):
+                mty = T.PtrType(outer)  # `struct ggml_tensor * src[...]` inside ggml_tensor
+            if isinstance(a, B.ScalarArg) and a.value is None:
+                continue  # any value: as made
+            if isinstance(a, B.StructArg) and not (isinstance(mty, T.PtrType) and not a.array):
+                inner = v.fields.get(key)
+                if not isinstance(inner, StructV):
+                    inner = v.fields[key] = StructV(mty, {})
+                self._bind_members(p, mpath, mty, inner, a, st, fn, outer)
+            elif isinstance(a, B.AbsentArg):
+                if not isinstance(mty, T.PtrType):
+                    raise BindingError(f"'{mpath}' of {fn.display} is not a pointer ({mty.name}): 'absent' is a null "
+                                       "pointer")
+                v.fields[key] = self.null_ptr(mty, p.span, f"`{mpath}`")
+            else:
+                v.fields[key] = self.bind_param(replace(p, name=mpath, ty=mty), a, st, fn)
 
     def pointed_struct(self, name: str, sty: T.StructType, st: State, span: N.Span, kind: str, root: str,
                        depth: int = 0) -> tuple:
@@ -350,7 +423,8 @@ class HostOps:
                     self.ctx.scalar_dims.add(path)
 
     def _point_members(self, name: str, ty: T.StructType, v: StructV, span: N.Span, st: State | None = None,
-                       kind: str = "", depth: int = POINTED_DEPTH, root: str = "") -> list[str]:
+                       kind: str = "", depth: int = POINTED_DEPTH, root: str = "",
+                       bound: B.StructArg | None = None) -> list[str]:
         """Pointer members of a by-value argument (a graph's arrays, a params struct's buffers):
         each points to memory of its own whose size nobody states, as an `any` pointer of a bare
         kernel does; a launcher that allocates device arrays into a copy's members replaces them.
@@ -369,9 +443,24 @@ class HostOps:
                 return ptr
             return self._unstated(path, pty, span, named)
 
+        given = dict(bound.members) if bound is not None else {}
         for f in ty.fields:
             fty = T.strip_ref(f.type)
             path = f"{name}.{f.name}"
+            binding = given.get(f.name)
+            if binding is not None and not (isinstance(binding, B.ScalarArg) and binding.value is None):
+                if isinstance(binding, B.StructArg) and isinstance(fty, T.StructType):
+                    named += self._point_members(path, fty, v.fields[f.name], span, st, kind, depth, root, binding)
+                elif isinstance(binding, B.StructArg) and isinstance(fty, T.ArrayType) and \
+                        isinstance(T.strip_ref(fty.elem), T.PtrType):
+                    # Entries the binding leaves out: as unbound ones (below), the given ones kept.
+                    entries, used = dict(binding.members), self._constant_entries(root, f.name)
+                    elem = T.strip_ref(fty.elem)
+                    for i in range(fty.count or 0):
+                        if i not in entries or isinstance(entries[i], B.ScalarArg) and entries[i].value is None:
+                            v.fields[f.name].fields[i] = member(f"{path}[{i}]", elem) \
+                                if used is None or i in used else self._unstated(f"{path}[{i}]", elem, span, named)
+                continue  # bound: _bind_members made it
             if isinstance(fty, T.PtrType):
                 v.fields[f.name] = member(path, fty)
             elif isinstance(fty, T.ArrayType) and isinstance(T.strip_ref(fty.elem), T.PtrType) and fty.count \

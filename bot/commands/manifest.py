@@ -228,8 +228,7 @@ def _describe(p, B) -> dict:
         t = B.to_text(e)
         return t[1:-1] if t.startswith("(") and t.endswith(")") else t
 
-    args = {}
-    for name, a in p.instance.args:
+    def describe(a) -> str:
         if isinstance(a, B.TensorArg):
             s = f"[{', '.join(text(e) for e in a.shape)}] {a.dtype}"
             if a.strides is not None:
@@ -244,9 +243,14 @@ def _describe(p, B) -> dict:
             s = "absent (None)"
         elif isinstance(a, B.StringArg):
             s = f'"{a.text}"'
+        elif isinstance(a, B.StructArg):
+            inner = ", ".join(describe(m) if a.array else f"{k}: {describe(m)}" for k, m in a.members)
+            s = f"[{inner}]" if a.array else f"{{{inner}}}"
         else:
             s = "any value of its type" if a.value is None else text(a.value)
-        args[name] = s
+        return s
+
+    args = {name: describe(a) for name, a in p.instance.args}
     dims = [f"{d.name} in {{{', '.join(map(str, d.values))}}}" if d.values else f"{d.name} in [{d.lo}, {d.hi}]"
             for d in p.instance.dims]
     return {"op": p.op_name, "dtype": p.instance.dtype, "file": p.file, "launcher": p.launcher, "models": p.models,

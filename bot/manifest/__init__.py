@@ -410,3 +410,6 @@ def _exprs(a):
         if a.size is not None:
             yield a.size
         yield from a.values or ()
+    elif isinstance(a, B.StructArg):
+        for _, m in a.members:
+            yield from _exprs(m)

@@ -72,8 +72,66 @@ class Model(Strict):
         return None if v is None else [_dtype(x) for x in v]
 
 
+class Member(Strict):
+    """One member of a struct that an argument's ``fields`` describes: a number, an array's entries,
+    a struct (by value, or the one a pointer member points to), a pointer member's memory, a null
+    pointer, or any value."""
+
+    value: Expr | None = None
+    items: list["Member"] | None = Field(None, description="an array member's entries, first to last "
+                                         "(ne: [hidden, tokens, 1, 1])")
+    fields: dict[str, "Member"] | None = Field(None, description="a struct member, or the struct a pointer member "
+                                               "points to (src: [{fields: {...}}])")
+    elements: Expr | None = Field(None, description="a pointer member's memory, in elements of 'dtype'")
+    bytes: Expr | None = Field(None, description="a pointer member's memory, in bytes")
+    dtype: str | None = None
+    values: list[Expr] | None = Field(None, description="[min, max] of every element of a pointer member's memory")
+    absent: bool = Field(False, description="a null pointer")
+    any: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def shorthand(cls, v: Any):
+        if isinstance(v, list):
+            return {"items": v}
+        if v in ("absent", "null"):
+            return {"absent": True}
+        if v == "any" or v is None:
+            return {"any": True}
+        if isinstance(v, bool):
+            return {"value": int(v)}
+        if isinstance(v, (str, int, float)):
+            return {"value": v}
+        return v
+
+    @field_validator("dtype")
+    @classmethod
+    def _dt(cls, v):
+        return _dtype(v)
+
+    @model_validator(mode="after")
+    def one_kind(self):
+        kinds = [k for k, on in (("value", self.value is not None), ("items", self.items is not None),
+                                 ("fields", self.fields is not None),
+                                 ("elements or bytes", self.elements is not None or self.bytes is not None),
+                                 ("absent", self.absent), ("any", self.any)) if on]
+        if len(kinds) != 1:
+            raise ValueError("a member is one of: a value, 'items' (an array's entries), 'fields' (a struct), "
+                             "'elements' or 'bytes' (a pointer's memory), 'absent' (a null pointer), 'any'"
+                             + (f"; this one has {', '.join(kinds)}" if kinds else ""))
+        if self.elements is not None and self.bytes is not None:
+            raise ValueError("give a pointer member's memory as 'elements' (with 'dtype') or as 'bytes', not both")
+        if self.elements is not None and self.dtype is None:
+            raise ValueError("'elements' needs a 'dtype' (or give the size in 'bytes')")
+        if (self.dtype is not None or self.values is not None) and kinds != ["elements or bytes"]:
+            raise ValueError("'dtype' and 'values' describe a pointer member's memory ('elements' or 'bytes')")
+        if self.values is not None and len(self.values) != 2:
+            raise ValueError("values must be [min, max]")
+        return self
+
+
 class Arg(Strict):
-    """One launcher argument: a tensor (shape ...), a scalar (value), or absent."""
+    """One launcher argument: a tensor (shape ...), a scalar (value), a struct (fields), or absent."""
 
     shape: list[Expr] | None = None
     dtype: str | None = None
@@ -94,6 +152,9 @@ class Arg(Strict):
     string: str | None = Field(None, description="a string argument's value, as the caller passes it ('fp8')")
     absent: bool = False
     any: bool = False
+    fields: dict[str, Member] | None = Field(None, description="a struct the op takes through a pointer "
+                                             "(llama.cpp's `ggml_tensor * dst`) or by value: its members by name; "
+                                             "a member left out is any value")
 
     @model_validator(mode="before")
     @classmethod
@@ -117,6 +178,11 @@ class Arg(Strict):
 
     @model_validator(mode="after")
     def consistent(self):
+        if self.fields is not None:
+            extra = [k for k, v in self.model_dump(exclude={"fields"}, exclude_defaults=True).items()]
+            if extra:
+                raise ValueError(f"a struct ('fields') cannot also have {', '.join(repr(k) for k in extra)}")
+            return self
         if self.elements is not None or self.bytes is not None:
             if self.elements is not None and self.bytes is not None:
                 raise ValueError("give a buffer's size as 'elements' (with 'dtype') or as 'bytes', not both")

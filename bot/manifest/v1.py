@@ -390,12 +390,36 @@ def _instance(lm, oi, m, dtype, dims, derived, constraints, user_names, file, la
         except B.ExprError as exc:
             raise _ArgError(f"{where}: {exc} (model '{m.name}')") from None
 
+    def member(spec, key, *loc):
+        """A struct member's binding (schema_v1.Member), as the engine reads it."""
+        if spec.items is not None:
+            return B.StructArg(tuple((i, member(m, key, *loc, i)) for i, m in enumerate(spec.items)), array=True)
+        if spec.fields is not None:
+            return B.StructArg(tuple((n, member(m, key, *loc, "fields", n)) for n, m in spec.fields.items()))
+        if spec.absent:
+            return B.AbsentArg()
+        if spec.elements is not None or spec.bytes is not None:
+            if spec.bytes is not None:
+                size, esize = expr(spec.bytes, key, *loc, "bytes"), 0
+            else:
+                esize = B.DTYPE_SIZES[spec.dtype]
+                size = B.BinOp("*", expr(spec.elements, key, *loc, "elements"), B.Num(esize))
+            values = None if spec.values is None else tuple(
+                expr(v, key, *loc, "values", i) for i, v in enumerate(spec.values))
+            return B.BufferArg(size, esize, values)
+        if spec.any:
+            return B.ScalarArg(None)
+        v = expr(spec.value, key, *loc)
+        return B.ScalarArg(v, isinstance(v, B.Num) and isinstance(v.value, float))
+
     args = []
     for key, spec in op.args.items():
         if key not in arg_names:
             continue
         name = arg_names[key]
-        if spec.absent or key in absent:
+        if spec.fields is not None:
+            args.append((name, B.StructArg(tuple((n, member(m, key, "fields", n)) for n, m in spec.fields.items()))))
+        elif spec.absent or key in absent:
             args.append((name, B.AbsentArg()))
         elif spec.is_buffer:
             if spec.bytes is not None:

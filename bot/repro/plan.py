@@ -134,7 +134,10 @@ def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB, tool:
         if a["name"] not in call.get("structs", ()) or r.not_runnable is not None:
             continue
         other = [m for m in a.get("members", ()) if m["kind"] == "other"]
-        if r.kind != "host" or "members" not in a:
+        if a["kind"] == "bound-struct":
+            r.not_runnable = (f"the op takes {a['name']}, a struct its binding describes member by member (a "
+                              "graph node and its sources): a reproducer builds structs passed by value only")
+        elif r.kind != "host" or "members" not in a:
             r.not_runnable = (f"the op takes {a['name']} by value beside tensors: a struct a torch extension "
                               "cannot pass (write a harness that fills it with the witness's fields)"
                               if r.kind == "torch-op" else f"the op takes {a['name']} by value, a struct the "
