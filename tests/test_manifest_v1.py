@@ -463,3 +463,29 @@ def test_struct_binding_mistakes_are_errors_at_their_line(tmp_path, dst, words):
     p = _ggml_op(tmp_path, dst)
     errs = pytest.raises(ManifestError, load, p).value.errors
     assert any("kernelvet.yaml:" in e and words in e for e in errs), errs
+
+
+@pytest.mark.parametrize("name", ["vllm.yaml", "vllm-recorded.yaml", "llama.cpp.yaml"])
+def test_shipped_manifests_are_valid(name):
+    assert load(ROOT / "manifests" / name).spec.ops
+
+
+def test_the_llama_cpp_manifest_binds_each_norm_for_each_model(tmp_path):
+    """The shipped llama.cpp manifest against a stand-in norm.cu with its launchers' signatures:
+    every op gets the node's and its source's shapes from each model, and the device from a dim."""
+    norm = tmp_path / "ggml" / "src" / "ggml-cuda" / "norm.cu"
+    norm.parent.mkdir(parents=True)
+    code = GGML_FIXTURE.read_text()
+    norm.write_text(code + "".join(code[code.index("void ggml_cuda_op_smooth_cols"):].replace(
+        "ggml_cuda_op_smooth_cols", f"ggml_cuda_op_{n}") for n in ("rms_norm", "norm", "l2_norm")))
+    manifest = tmp_path / "kernelvet.yaml"
+    manifest.write_text((ROOT / "manifests" / "llama.cpp.yaml").read_text().replace(
+        "models/", str(ROOT / "manifests" / "models") + "/"))
+    planned = expand(load(manifest), root=tmp_path)
+    assert {p.launcher for p in planned} == {"ggml_cuda_op_rms_norm", "ggml_cuda_op_norm", "ggml_cuda_op_l2_norm"}
+    assert sum(len(p.models) for p in planned) == 24 and {p.instance.dtype for p in planned} == {"float32"}
+    dst = dict(planned[0].instance.arg("dst").members)
+    (src0,) = [m for _, m in dst["src"].members]
+    hidden = dict(planned[0].instance.model_fields)["hidden_size"]
+    assert dict(src0.members)["data"].size == B.parse_expr(f"{hidden} * n_tokens * 4")
+    assert planned[0].instance.arg("ctx") == B.StructArg((("device", B.ScalarArg(B.Name("device"))),))
