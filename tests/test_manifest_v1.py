@@ -470,22 +470,32 @@ def test_shipped_manifests_are_valid(name):
     assert load(ROOT / "manifests" / name).spec.ops
 
 
-def test_the_llama_cpp_manifest_binds_each_norm_for_each_model(tmp_path):
-    """The shipped llama.cpp manifest against a stand-in norm.cu with its launchers' signatures:
-    every op gets the node's and its source's shapes from each model, and the device from a dim."""
-    norm = tmp_path / "ggml" / "src" / "ggml-cuda" / "norm.cu"
-    norm.parent.mkdir(parents=True)
+def test_the_llama_cpp_manifest_binds_each_op_for_each_model(tmp_path):
+    """The shipped llama.cpp manifest against stand-in files with its launchers' signatures: every
+    op gets the node's and its source's shapes from each model, and the device from a dim."""
+    import yaml
+    shipped = ROOT / "manifests" / "llama.cpp.yaml"
     code = GGML_FIXTURE.read_text()
-    norm.write_text(code + "".join(code[code.index("void ggml_cuda_op_smooth_cols"):].replace(
-        "ggml_cuda_op_smooth_cols", f"ggml_cuda_op_{n}") for n in ("rms_norm", "norm", "l2_norm")))
+    launcher = code[code.index("void ggml_cuda_op_smooth_cols"):]
+    files: dict[str, list[str]] = {}
+    for op in yaml.safe_load(shipped.read_text())["ops"]:
+        files.setdefault(op["file"], []).append(op["launcher"])
+    for rel, names in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(code + "".join(launcher.replace("ggml_cuda_op_smooth_cols", n)
+                                                   for n in dict.fromkeys(names)))
     manifest = tmp_path / "kernelvet.yaml"
-    manifest.write_text((ROOT / "manifests" / "llama.cpp.yaml").read_text().replace(
-        "models/", str(ROOT / "manifests" / "models") + "/"))
+    manifest.write_text(shipped.read_text().replace("models/", str(ROOT / "manifests" / "models") + "/"))
     planned = expand(load(manifest), root=tmp_path)
-    assert {p.launcher for p in planned} == {"ggml_cuda_op_rms_norm", "ggml_cuda_op_norm", "ggml_cuda_op_l2_norm"}
-    assert sum(len(p.models) for p in planned) == 24 and {p.instance.dtype for p in planned} == {"float32"}
-    dst = dict(planned[0].instance.arg("dst").members)
+    assert {p.launcher for p in planned} == {n for names in files.values() for n in names} > {
+        "ggml_cuda_op_rms_norm", "ggml_cuda_op_silu", "ggml_cuda_op_scale"}
+    rms = [p for p in planned if p.launcher == "ggml_cuda_op_rms_norm"]
+    assert sum(len(p.models) for p in rms) == 8 and {p.instance.dtype for p in rms} == {"float32"}
+    dst = dict(rms[0].instance.arg("dst").members)
     (src0,) = [m for _, m in dst["src"].members]
-    hidden = dict(planned[0].instance.model_fields)["hidden_size"]
+    hidden = dict(rms[0].instance.model_fields)["hidden_size"]
     assert dict(src0.members)["data"].size == B.parse_expr(f"{hidden} * n_tokens * 4")
-    assert planned[0].instance.arg("ctx") == B.StructArg((("device", B.ScalarArg(B.Name("device"))),))
+    assert rms[0].instance.arg("ctx") == B.StructArg((("device", B.ScalarArg(B.Name("device"))),))
+    f16 = [p for p in planned if p.op_name == "ggml_cuda_op_silu(f16)"]
+    assert {p.instance.dtype for p in f16} == {"float16"} and dict(f16[0].instance.arg("dst").members)["type"] == \
+        B.ScalarArg(B.Num(1))

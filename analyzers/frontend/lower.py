@@ -7,6 +7,7 @@ it into an ``inconclusive`` verdict only if a feasible path reaches it.
 """
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -70,6 +71,30 @@ def _unwrap(c: ci.Cursor) -> ci.Cursor:
             break
         c = ch[0]
     return c
+
+
+def _designator(c: ci.Cursor):
+    """What a designated initializer's entry names: ("field", name) for ``.name = v``, ("index",)
+    for ``[i] = v``, "nested" for a chain (``.a.b = v``, ``[0].x = v``), None for a plain value."""
+    if c.kind != CK.UNEXPOSED_EXPR:
+        return None
+    tokens = [t.spelling for t in itertools.islice(c.get_tokens(), 64)]
+    if len(tokens) >= 3 and tokens[0] == "." and tokens[2] == "=":
+        return ("field", tokens[1])
+    if tokens[:1] == ["."]:
+        return "nested"
+    if tokens[:1] == ["["]:
+        depth, i = 0, 0
+        for i, t in enumerate(tokens):
+            depth += t == "["
+            depth -= t == "]"
+            if depth == 0:
+                break
+        rest = tokens[i + 1:i + 2]
+        if rest == ["="] and len(list(c.get_children())) == 2:
+            return ("index",)
+        return "nested" if rest in (["["], ["."]) else None  # else a value such as a lambda `[&] { ... }`
+    return None
 
 
 class Lowerer:
@@ -720,7 +745,11 @@ class Lowerer:
                 return inner
             return N.Cast(_CAST_KINDS[k], inner, ty, span=sp)
         if k == CK.INIT_LIST_EXPR:
-            return N.InitList(tuple(self.expr(x) for x in c.get_children() if _is_expr(x)), ty, span=sp)
+            kids = [x for x in c.get_children() if _is_expr(x)]
+            marks = [_designator(x) for x in kids]
+            if any(marks):
+                return self.designated_init(kids, marks, ty, sp)
+            return N.InitList(tuple(self.expr(x) for x in kids), ty, span=sp)
         if k == CK.LAMBDA_EXPR:
             return self.lambda_expr(c, ty, sp)
         if k == CK.CXX_THIS_EXPR:
@@ -732,6 +761,35 @@ class Lowerer:
         if k == CK.PACK_EXPANSION_EXPR:
             return N.Unsupported("pack expansion", ty, span=sp)
         return N.Unsupported(k.name.lower().replace("_", " "), ty, span=sp)
+
+    def designated_init(self, kids: list, marks: list, ty: T.Type, sp: N.Span) -> N.Expr:
+        """A C99 designated initializer (``[GGML_TYPE_F32] = {.type_size = 4, ...}``, ggml's type
+        table; ``.x = 1`` also in C++20) in the positional form the engine evaluates: each value at
+        the member or index it names, the next one after it, and the slots in between zero (an
+        empty list), as C and C++ leave them."""
+        sty = T.strip_ref(ty)
+        names = [f.name for f in sty.fields] if isinstance(sty, T.StructType) else None
+        slots: dict[int, N.Expr] = {}
+        at = 0
+        for kid, mark in zip(kids, marks):
+            value = kid
+            if mark == "nested":
+                return N.Unsupported("nested designator", ty, span=sp)
+            if isinstance(mark, tuple) and mark[0] == "field":
+                if names is None or mark[1] not in names:
+                    return N.Unsupported(f"designator .{mark[1]}", ty, span=sp)
+                at, value = names.index(mark[1]), list(kid.get_children())[-1]
+            elif isinstance(mark, tuple):
+                index, value = list(kid.get_children())
+                at = clangx.evaluate_int(index)
+                if at is None or not isinstance(sty, T.ArrayType) or at < 0 or \
+                        (sty.count is not None and at >= sty.count):
+                    return N.Unsupported("array designator", ty, span=sp)
+            slots[at] = self.expr(value)
+            at += 1
+        elem = (lambda i: sty.fields[i].type) if names is not None else (lambda i: getattr(sty, "elem", T.VOID))
+        return N.InitList(tuple(slots.get(i, N.InitList((), elem(i), span=sp)) for i in range(max(slots) + 1)),
+                          ty, span=sp)
 
     def new_expr(self, c: ci.Cursor, ty: T.Type, sp: N.Span) -> N.Expr:
         """``new T[n]`` and ``new T`` of a scalar, a pointer or a plain struct: a host allocation of

@@ -42,11 +42,20 @@ def mutated_globals(tu: ci.TranslationUnit, main: str, skip: str | None = None) 
             elif node.kind == CK.DECL_REF_EXPR:
                 ref = node.referenced
                 if ref is not None and ref.kind == CK.VAR_DECL and clangx.has_global_storage(ref) \
-                        and ref.spelling not in out and _written(node, up):
+                        and ref.spelling not in out and not _const_object(ref) and _written(node, up):
                     out.add(ref.spelling)
             chain = (node, up)
             stack.extend((kid, chain) for kid in node.get_children())
     return out
+
+
+def _const_object(var: ci.Cursor) -> bool:
+    """A variable declared const (an array of const elements too: ggml's `static const struct
+    ggml_type_traits type_traits[]`): no well-defined program writes it, whatever takes its address."""
+    t = var.type
+    while t.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
+        t = t.element_type
+    return t.is_const_qualified()
 
 
 def _written(ref: ci.Cursor, up) -> bool:
