@@ -407,11 +407,13 @@ def test_a_gpuverify_file_without_a_launch_is_a_usage_error(tmp_path):
 
 
 GGML_FIXTURE = ROOT / "tests" / "fixtures" / "host" / "ggml_tensor_bound_next_column_row_end.cu"
+GGML_HEADER = GGML_FIXTURE.parent / "ggml_tensor_common.cuh"
 
 
 def _ggml_op(tmp_path: Path, dst: str) -> Path:
     (tmp_path / "ops").mkdir(exist_ok=True)
     (tmp_path / "ops" / "smooth.cu").write_text(GGML_FIXTURE.read_text())
+    (tmp_path / "ops" / GGML_HEADER.name).write_text(GGML_HEADER.read_text())
     p = tmp_path / "kernelvet.yaml"
     p.write_text("version: 1\nmodels: [{name: m, fields: {hidden: 64}}]\ndtypes: [float32]\n"
                  "user_dims:\n  tokens: {min: 1, max: 1000}\nops:\n"
@@ -438,7 +440,7 @@ def test_a_struct_reached_through_a_pointer_is_bound_member_by_member(tmp_path):
 
 
 @pytest.mark.parametrize("dst, words", [
-    ("fields: {shape: [1, 2]}", "has no member 'shape'; its members: type, ne, nb, op_params, src, data, name"),
+    ("fields: {shape: [1, 2]}", "has no member 'shape'; its members: type, ne, nb, op_params, flags, src, data, name"),
     ("fields: {ne: [1, 2, 3, 4, 5]}", "'dst.ne' of ggml_cuda_op_smooth_cols has 4 entries; the binding gives 5"),
     ("fields: {ne: {fields: {x: 1}}}", "is an array (long[4]): give its entries as a list"),
     ("fields: {type: absent}", "'dst.type' of ggml_cuda_op_smooth_cols is not a pointer"),
@@ -484,6 +486,7 @@ def test_the_llama_cpp_manifest_binds_each_op_for_each_model(tmp_path):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(code + "".join(launcher.replace("ggml_cuda_op_smooth_cols", n)
                                                    for n in dict.fromkeys(names)))
+        (tmp_path / rel).with_name(GGML_HEADER.name).write_text(GGML_HEADER.read_text())
     manifest = tmp_path / "kernelvet.yaml"
     manifest.write_text(shipped.read_text().replace("models/", str(ROOT / "manifests" / "models") + "/"))
     planned = expand(load(manifest), root=tmp_path)

@@ -72,6 +72,22 @@ class Model(Strict):
         return None if v is None else [_dtype(x) for x in v]
 
 
+def _shorthand(v: Any, list_key: str):
+    """The short forms an argument and a struct member share: a list (a tensor's shape, an array
+    member's entries), `absent`, `any` (or nothing), a number or an expression."""
+    if isinstance(v, list):
+        return {list_key: v}
+    if v == "absent":
+        return {"absent": True}
+    if v == "any" or v is None:
+        return {"any": True}
+    if isinstance(v, bool):
+        return {"value": int(v)}
+    if isinstance(v, (str, int, float)):
+        return {"value": v}
+    return v
+
+
 class Member(Strict):
     """One member of a struct that an argument's ``fields`` describes: a number, an array's entries,
     a struct (by value, or the one a pointer member points to), a pointer member's memory, a null
@@ -92,17 +108,7 @@ class Member(Strict):
     @model_validator(mode="before")
     @classmethod
     def shorthand(cls, v: Any):
-        if isinstance(v, list):
-            return {"items": v}
-        if v in ("absent", "null"):
-            return {"absent": True}
-        if v == "any" or v is None:
-            return {"any": True}
-        if isinstance(v, bool):
-            return {"value": int(v)}
-        if isinstance(v, (str, int, float)):
-            return {"value": v}
-        return v
+        return _shorthand("absent" if v == "null" else v, "items")
 
     @field_validator("dtype")
     @classmethod
@@ -159,17 +165,7 @@ class Arg(Strict):
     @model_validator(mode="before")
     @classmethod
     def shorthand(cls, v: Any):
-        if isinstance(v, list):
-            return {"shape": v}
-        if v == "absent":
-            return {"absent": True}
-        if v == "any" or v is None:
-            return {"any": True}
-        if isinstance(v, (str, int, float)) and not isinstance(v, bool):
-            return {"value": v}
-        if isinstance(v, bool):
-            return {"value": int(v)}
-        return v
+        return _shorthand(v, "shape")
 
     @field_validator("dtype")
     @classmethod

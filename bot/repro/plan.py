@@ -130,7 +130,8 @@ def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB, tool:
         r.not_runnable = (f"the op makes pointers from integers ({', '.join(call['foreign_pointers'][:2])}): the "
                           "memory they point to (another process's or GPU's buffers) is not something a "
                           "reproducer can allocate")
-    for a in call["args"]:
+    # A struct bound member by member is the reason first: no harness makes one, whatever its neighbours.
+    for a in sorted(call["args"], key=lambda a: a["kind"] != "bound-struct"):
         if a["name"] not in call.get("structs", ()) or r.not_runnable is not None:
             continue
         other = [m for m in a.get("members", ()) if m["kind"] == "other"]
