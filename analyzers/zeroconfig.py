@@ -510,11 +510,20 @@ def _argument(p: N.VarDecl, uses, limits: Limits, dims: list, constraints: list,
         return B.ScalarArg(None, isinstance(ty, T.FloatType))
     if isinstance(ty, T.IntType):
         lo, hi = max(min(limits.scalar_lo, (sentinels or {}).get(p.name, 0)), ty.min), min(limits.scalar_hi, ty.max)
+        lo, hi = enum_bounds(ty, lo, hi)
         dims.append(B.UserDim(p.name, lo, hi))
         return B.ScalarArg(B.Name(p.name))
     if isinstance(ty, T.PtrType):
         return B.BufferArg()
     return None
+
+
+def enum_bounds(ty: T.IntType, lo: int, hi: int) -> tuple[int, int]:
+    """An enum's default range is its enumerators' (a tensor's `ggml_type`: 0 to 38, not a size up
+    to 65,536): the code that sets such a value names one of them. Other integers keep [lo, hi]."""
+    if ty.enum_range is None:
+        return lo, hi
+    return max(ty.enum_range[0], ty.min), min(ty.enum_range[1], ty.max)
 
 
 def _strides(shape: list, innermost: int | None) -> tuple | None:

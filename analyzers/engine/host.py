@@ -11,7 +11,7 @@ from .. import binding as B
 from ..limits import MAX_ARGC, DEFAULT_SMEM, MAX_BLOCK, MAX_GRID, MAX_THREADS_PER_BLOCK
 from ..kir import nodes as N
 from ..kir import types as T
-from ..zeroconfig import Limits
+from ..zeroconfig import Limits, enum_bounds
 from . import ints, lia
 from .context import Symbol
 from .counters import atomic_add_sites, started_counters
@@ -229,7 +229,8 @@ class HostOps:
             ptr, pointers = self.pointed_struct(p.name, pointee, st, p.span, "global" if fn.kind == "kernel" else "host",
                                                 fn.key)
             self.ctx.note(f"'{p.name}' points to a {pointee.name} of any contents" + (
-                f" (integer fields in [0, {Limits().scalar_hi:,}], as integer arguments; an integer array member of "
+                f" (integer fields in [0, {Limits().scalar_hi:,}], as integer arguments, an enum's in its enumerators' "
+                f"range; an integer array member of "
                 f"up to {SHAPE_MEMBER_MAX} elements is a shape: each element at least 1 and small enough that no "
                 f"product of them wraps, at most 2^(62/n) for n elements (32,768 for four: a stride or a "
                 f"dimension past it is not explored), every prefix product at most {Limits().max_numel:,})"
@@ -414,8 +415,9 @@ class HostOps:
                 continue  # ranged already (a pointed struct's shape: _shape_members)
             if isinstance(x, StructV):
                 self._default_ranges(path, x, st, min_size)
-            elif isinstance(x, IntV) and x.ty.size >= min_size:
+            elif isinstance(x, IntV) and (x.ty.size >= min_size or x.ty.enum_range is not None):
                 lo, hi = max(limits.scalar_lo, x.ty.min), min(limits.scalar_hi, x.ty.max)  # a short's too
+                lo, hi = enum_bounds(x.ty, lo, hi)
                 v.fields[field_name] = ranged = ranged_int(self, st, path, x.ty, lo, hi)
                 self.ctx.state_fields[path] = ranged
                 if path in self.ctx.contract_scalars:

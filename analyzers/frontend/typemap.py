@@ -1,6 +1,8 @@
 """clang types to KIR types."""
 from __future__ import annotations
 
+import dataclasses
+
 import re
 
 import clang.cindex as ci
@@ -112,7 +114,13 @@ class TypeMapper:
             return T.ArrayType(self.map(t.element_type), None)
         if k == TK.ENUM:
             decl = t.get_declaration()
-            return self.map(decl.enum_type) if decl.kind == ci.CursorKind.ENUM_DECL else T.INT32
+            if decl.kind != ci.CursorKind.ENUM_DECL:
+                return T.INT32
+            base = self.map(decl.enum_type)
+            values = [c.enum_value for c in decl.get_children() if c.kind == ci.CursorKind.ENUM_CONSTANT_DECL]
+            if isinstance(base, T.IntType) and values:
+                return dataclasses.replace(base, enum_range=(min(values), max(values)))
+            return base
         if k == TK.NULLPTR:
             return T.PtrType(T.VOID)
         if k in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):

@@ -41,6 +41,9 @@ class IntType(Type):
     bits: int = 32
     signed: bool = True
     spelling: str = "int"
+    # An enum's type: its lowest and highest enumerator (zero-config ranges an enum-typed field or
+    # argument to them, as the code that assigns it does); None for any other integer.
+    enum_range: tuple[int, int] | None = field(default=None, compare=False)
 
     @property
     def size(self) -> int:  # type: ignore[override]
