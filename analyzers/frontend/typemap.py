@@ -117,7 +117,12 @@ class TypeMapper:
             if decl.kind != ci.CursorKind.ENUM_DECL:
                 return T.INT32
             base = self.map(decl.enum_type)
-            values = [c.enum_value for c in decl.get_children() if c.kind == ci.CursorKind.ENUM_CONSTANT_DECL]
+            constants = [(c.spelling, c.enum_value) for c in decl.get_children()
+                         if c.kind == ci.CursorKind.ENUM_CONSTANT_DECL]
+            values = [v for _, v in constants]
+            if len(constants) > 1 and constants[-1][0].upper().endswith("COUNT") and \
+                    constants[-1][1] == max(values[:-1]) + 1:
+                values = values[:-1]  # `GGML_TYPE_COUNT`: how many there are, not one of them
             if isinstance(base, T.IntType) and values:
                 return dataclasses.replace(base, enum_range=(min(values), max(values)))
             return base
