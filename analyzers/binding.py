@@ -696,6 +696,33 @@ def _holds(e: Expr, env: dict) -> bool:
     return bool(v.value)
 
 
+def _bound_members(path: str, a: StructArg, env: dict, witness: dict) -> list[dict]:
+    """A struct binding's members at the witness's sizes, as a harness sets them (paths as the
+    witness names them: ``dst.src.0.ne.1``): ``object`` (a struct member, or the object a pointer
+    member points to: made before its members), ``buffer`` (bytes, elem_size, values?), ``null``,
+    ``scalar`` (value: the binding's, else the witness's, else None)."""
+    out = []
+    for key, m in a.members:
+        at = f"{path}.{key}"
+        if isinstance(m, StructArg):
+            if not m.array:
+                out.append({"path": at, "kind": "object"})
+            out += _bound_members(at, m, env, witness)
+        elif isinstance(m, BufferArg):
+            entry = {"path": at, "kind": "buffer", "bytes": _concrete(m.size, env), "elem_size": m.elem_size}
+            if m.values is not None:
+                entry["values"] = [_concrete(v, env) for v in m.values]
+            out.append(entry)
+        elif isinstance(m, AbsentArg):
+            out.append({"path": at, "kind": "null"})
+        elif isinstance(m, ScalarArg):
+            value = _concrete(m.value, env) if m.value is not None else witness.get(at)
+            value = int(value) if isinstance(value, bool) else value
+            out.append({"path": at, "kind": "scalar", "value": value if isinstance(value, (int, float)) else None,
+                        "float": m.is_float})
+    return out
+
+
 def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, line: int,
                   params: tuple = (), elements: dict | None = None, layouts: dict | None = None) -> dict:
     """The op's call at the witness's sizes: every argument's shape, strides, dtype and value, as a
@@ -784,8 +811,17 @@ def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, lin
         elif isinstance(a, StringArg):
             args.append({"name": name, "kind": "string", "text": a.text})
         elif isinstance(a, StructArg):
-            # A struct the binding describes member by member (llama.cpp's `ggml_tensor * dst`).
-            args.append({"name": name, "kind": "bound-struct"})
+            # A struct the binding describes member by member (llama.cpp's `ggml_tensor * dst`): its
+            # members as the binding gives them at the witness's sizes, then the pointer members it
+            # leaves out (memory of a size nobody states, as the engine took them).
+            members = _bound_members(name, a, env, witness)
+            for m in (layouts or {}).get(name, ()):
+                if m["kind"] in ("pointer", "stream") and not any(
+                        m["path"] == b["path"] or m["path"].startswith(b["path"] + ".") for b in members):
+                    members.append(dict(m))
+            unknown += [m["path"] for m in members if m["kind"] == "buffer" and m["bytes"] is None]
+            args.append({"name": name, "kind": "bound-struct", "pointer": kinds.get(name) == "struct-pointer",
+                         "members": members})
             structs.append(name)
         else:
             args.append({"name": name, "kind": "absent"})

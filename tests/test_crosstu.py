@@ -498,3 +498,58 @@ def test_a_pull_request_changing_only_the_c_source_named_after_a_header_verifies
     # A comment there: the op's IR, the linked definition's included, is the base's.
     got = _impact_of_library_change(tmp_path / "b", "// tensor library\n" + ROUND_SOURCE)
     assert got["decision"] == "unchanged", got
+
+
+TABLE_HEADER = """
+#pragma once
+#include <stddef.h>
+enum q_type { Q_F32 = 0, Q_F16 = 1, Q_I8 = 2, Q_Q8_0 = 3, Q_COUNT };
+#ifdef __cplusplus
+extern "C" {
+#endif
+size_t q_type_size(enum q_type t);
+#ifdef __cplusplus
+}
+#endif
+"""
+
+# The table in C as ggml writes its type traits: entries by enum index, out of order, one left out
+# (zero), members by name.
+TABLE_SOURCE = """
+#include "qtypes.h"
+struct q_traits { const char * name; size_t type_size; };
+static const struct q_traits traits[Q_COUNT] = {
+    [Q_Q8_0] = {.type_size = 34, .name = "q8_0"},
+    [Q_F32] = {.name = "f32", .type_size = 4},
+    [Q_F16] = {.name = "f16", .type_size = 2},
+};
+size_t q_type_size(enum q_type t) { return traits[t].type_size; }
+"""
+
+TABLE_OP = """
+#include <cuda_runtime.h>
+#include "qtypes.h"
+__global__ void fill_words(int* out) { out[threadIdx.x] = 0; }  // ACCESS
+void fill_block(void) {
+  int* out = nullptr;
+  cudaMalloc((void**)&out, 8 * q_type_size(Q_Q8_0));
+  fill_words<<<1, 64>>>(out);
+}
+"""
+
+
+def test_a_c_table_with_designators_out_of_order_holds_each_entry_at_its_index(tmp_path):
+    """q_type_size(Q_Q8_0) is 34: 272 bytes hold the 64 words the kernel writes (verified). The
+    entry left out of the table (Q_I8) is zero: an allocation sized by it holds nothing."""
+    (tmp_path / "include").mkdir()
+    (tmp_path / "include" / "qtypes.h").write_text(TABLE_HEADER)
+    (tmp_path / "src" / "cuda").mkdir(parents=True)
+    (tmp_path / "src" / "qtypes.c").write_text(TABLE_SOURCE)
+    (tmp_path / "src" / "cuda" / "fill.cu").write_text(TABLE_OP)
+    [inst] = [i for i in _scan(tmp_path)["instances"] if i["op"] == "fill_block"]
+    assert inst["verdict"] == "verified", inst
+    (tmp_path / "src" / "cuda" / "fill.cu").write_text(TABLE_OP.replace("Q_Q8_0", "Q_I8"))
+    doc = _scan(tmp_path)
+    [inst] = [i for i in doc["instances"] if i["op"] == "fill_block"]
+    assert inst["verdict"] == "bug", inst
+    assert {(f["check"], f["location"]["line"]) for f in doc["findings"]} == {("oob", _line(TABLE_OP, "ACCESS"))}

@@ -589,12 +589,26 @@ def test_a_host_launcher_taking_a_struct_by_value_is_called_from_a_harness_that_
     r = plan(dict(f, call=dict(f["call"], args=beside)))
     assert r.kind == "torch-op" and "beside tensors" in r.not_runnable
 
-    # A graph node the binding describes member by member (`fields`), reached through a pointer.
+    # A graph node the binding describes member by member (`fields`), reached through a pointer:
+    # the harness makes the node and its source, sets their shapes at the witness's token count,
+    # gives each `data` the bytes the binding states, and leaves the context's stream the default.
     (n,) = to_dict(run_fixture(load_fixture(FIXTURES / "host" / "ggml_tensor_bound_next_column.cu"),
                                tmp_path))["findings"]
-    assert n["call"]["structs"] == ["ctx", "dst"] and n["call"]["args"][1] == {"name": "dst", "kind": "bound-struct"}
+    ctx, dst = n["call"]["args"]
+    assert n["call"]["structs"] == ["ctx", "dst"] and dst["kind"] == "bound-struct" and dst["pointer"]
+    assert [m["kind"] for m in ctx["members"]] == ["scalar", "stream"]
+    members = {m["path"]: m for m in dst["members"]}
+    tokens = n["witness"]["num_tokens"]
+    assert members["dst.ne.1"]["value"] == tokens and members["dst.src.0"]["kind"] == "object"
+    assert members["dst.src.0.data"] == {"path": "dst.src.0.data", "kind": "buffer", "bytes": 4096 * tokens * 4,
+                                         "elem_size": 4}
     r = plan(n)
-    assert r.not_runnable and "dst, a struct its binding describes member by member" in r.not_runnable
+    assert r.kind == "host" and r.not_runnable is None and r.device_bytes == 2 * 4096 * tokens * 4
+    write(r, n, tmp_path / "ggml", FIXTURES)
+    source = _constants(tmp_path / "ggml" / "repro.py")["host_harness_source"]()
+    assert "  KvP::arg<1> a1{};" in source and "  kv_obj(kv_obj(a1)->src[0]);" in source
+    assert f"  KV_SET(kv_obj(kv_obj(a1)->src[0])->ne[1], {tokens}LL);" in source
+    assert "  KV_SET(kv_obj(kv_obj(a1)->src[0])->data, p1_" in source and "  ggml_cuda_op_smooth_cols(a0, a1);" in source
 
 
 def test_a_finding_resting_on_an_uninitialized_local_says_so_and_why_a_sanitizer_can_miss_it(tmp_path):

@@ -143,8 +143,7 @@ def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: 
     contract.settle(ctx)
     result.findings = list(ctx.findings.values())
     params = tuple((p.name, _param_kind(p.ty)) for p in fn.params)
-    layouts = {p.name: struct_members(T.strip_ref(p.ty), p.name) for p in fn.params
-               if isinstance(T.strip_ref(p.ty), T.StructType)}
+    layouts = {p.name: struct_members(_struct_of(p.ty), p.name) for p in fn.params if _struct_of(p.ty) is not None}
     for f in result.findings:
         f.models = list(models or [])
         f.dtypes = [inst.dtype]
@@ -185,6 +184,14 @@ def _no_kernel_reached(ctx: Context, result: InstanceResult) -> None:
         ctx.note("no path of the op launches a kernel: its host code alone was checked")
 
 
+def _struct_of(ty) -> T.StructType | None:
+    """The struct a parameter takes, by value or through a pointer (a ggml op's `dst`)."""
+    ty = T.strip_ref(ty)
+    if isinstance(ty, T.PtrType):
+        ty = T.strip_ref(ty.pointee)
+    return ty if isinstance(ty, T.StructType) and ty.fields else None
+
+
 def _param_kind(ty) -> str:
     """How a reproducer passes a parameter the binding leaves out (binding.concrete_call)."""
     ty = T.strip_ref(ty)
@@ -193,6 +200,8 @@ def _param_kind(ty) -> str:
         return "int"
     if isinstance(ty, T.StructType):
         return "struct"
+    if _struct_of(ty) is not None:
+        return "struct-pointer"
     if is_string_class(ty):
         return "string"
     return "float" if isinstance(ty, T.FloatType) else "other"
@@ -202,13 +211,16 @@ def struct_members(ty: T.StructType, name: str, depth: int = 0) -> list[dict]:
     """The members a reproducer sets in a struct taken by value (binding.concrete_call), as paths
     the witness names them by (``g.nodes``, ``p.dims.0``): each number or flag (``scalar``), each
     pointer (``pointer``, with its element's size: memory a harness allocates, as the engine gave
-    it memory of a size nobody states), and each member a harness cannot make (``other``: a
-    pointer to a struct, a union, a class of the library)."""
+    it memory of a size nobody states), each CUDA stream (``stream``: the default one), and each
+    member a harness cannot make (``other``: a pointer to a struct, a union, a class of the
+    library)."""
     out = []
     for f in ty.fields:
         fty, path = T.strip_ref(f.type), f"{name}.{f.name}"
         if isinstance(fty, (T.IntType, T.BoolType, T.FloatType)):
             out.append({"path": path, "kind": "scalar", "float": isinstance(fty, T.FloatType)})
+        elif isinstance(fty, T.PtrType) and "CUstream_st" in T.strip_ref(fty.pointee).name:
+            out.append({"path": path, "kind": "stream"})  # null: the default stream
         elif isinstance(fty, T.PtrType) and not isinstance(T.strip_ref(fty.pointee), (T.StructType, T.OpaqueType,
                                                                                          T.PtrType)):
             out.append({"path": path, "kind": "pointer", "elem_size": max(T.strip_ref(fty.pointee).size, 1)})

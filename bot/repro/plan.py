@@ -115,7 +115,7 @@ def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB, tool:
             r.argv = ["1"] * (argc - 1)
             call["unknown"] = [u for u in call.get("unknown", []) if u != call["args"][1]["name"]]
     elif not any(a["kind"] == "tensor" for a in call["args"]) and \
-            any(a["kind"] in ("struct", "buffer") for a in call["args"]):
+            any(a["kind"] in ("struct", "bound-struct", "buffer") for a in call["args"]):
         # A host launcher of raw pointers and structs (a graph suite's `GPU*` function, a params
         # struct's launcher): a CUDA harness calls it, as a bare kernel's launches it.
         r.kind = "host"
@@ -130,15 +130,11 @@ def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB, tool:
         r.not_runnable = (f"the op makes pointers from integers ({', '.join(call['foreign_pointers'][:2])}): the "
                           "memory they point to (another process's or GPU's buffers) is not something a "
                           "reproducer can allocate")
-    # A struct bound member by member is the reason first: no harness makes one, whatever its neighbours.
-    for a in sorted(call["args"], key=lambda a: a["kind"] != "bound-struct"):
+    for a in call["args"]:
         if a["name"] not in call.get("structs", ()) or r.not_runnable is not None:
             continue
         other = [m for m in a.get("members", ()) if m["kind"] == "other"]
-        if a["kind"] == "bound-struct":
-            r.not_runnable = (f"the op takes {a['name']}, a struct its binding describes member by member (a "
-                              "graph node and its sources): a reproducer builds structs passed by value only")
-        elif r.kind != "host" or "members" not in a:
+        if r.kind != "host" or "members" not in a:
             r.not_runnable = (f"the op takes {a['name']} by value beside tensors: a struct a torch extension "
                               "cannot pass (write a harness that fills it with the witness's fields)"
                               if r.kind == "torch-op" else f"the op takes {a['name']} by value, a struct the "
@@ -163,7 +159,11 @@ def plan(finding: dict, spec=None, memory_gib: float = DEFAULT_MEMORY_GIB, tool:
             if a.get("bytes") is None:
                 r.notes.append(f"'{a['name']}' has no size in the binding: {UNSTATED_BUFFER_BYTES >> 20} MiB "
                                "are allocated")
-        elif a["kind"] == "struct":
+        elif a["kind"] in ("struct", "bound-struct"):
+            r.device_bytes += sum(m["bytes"] or 0 for m in a["members"] if m["kind"] == "buffer")
+            if a["kind"] == "bound-struct":
+                r.notes.append(f"{a['name']}: the members its binding names are set as it names them; the others "
+                               "are zero (null pointers), but for pointer members to memory, given as below")
             pointers = [m["path"] for m in a.get("members", ()) if m["kind"] == "pointer"]
             r.device_bytes += len(pointers) * UNSTATED_BUFFER_BYTES
             if pointers:

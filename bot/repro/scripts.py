@@ -182,7 +182,7 @@ def fill_value(a):
     return None
 
 
-def buffer_lines(target, name, n, k, managed=False):
+def buffer_lines(target, name, n, k, managed=False, values=None):
     """Allocate ``n`` bytes into ``void* target`` and fill them as the witness loads them: its value
     (``k``-byte elements) everywhere, the values it names at their elements. Managed memory is
     memory both the host and the GPU can read (a host launcher's arrays: it may copy them up
@@ -191,7 +191,7 @@ def buffer_lines(target, name, n, k, managed=False):
     alloc = "cudaMallocManaged" if managed else "cudaMalloc"
     lines = ["  if (%s(&%s, %d) != cudaSuccess) { puts(\"cannot allocate %s\"); return %d; }"
              % (alloc, target, n, name, EXIT_CANNOT_RUN)]
-    v = fill_value({"name": name})
+    v = fill_value({"name": name, "values": values})
     if v is not None and k in (1, 2, 4, 8):
         lines.append("  { std::vector<unsigned char> h(%d); long long v = %dLL; for (size_t o = 0; "
                      "o + %d <= h.size(); o += %d) std::memcpy(&h[o], &v, %d); cudaMemcpy(%s, h.data(), "
@@ -227,7 +227,7 @@ def harness_source():
         elif a["kind"] == "buffer":
             n = a["bytes"] if a.get("bytes") is not None else UNSTATED_BUFFER_BYTES
             lines.append("  void* p%d = nullptr;" % i)
-            lines += buffer_lines("p%d" % i, a["name"], n, a.get("elem_size") or 1)
+            lines += buffer_lines("p%d" % i, a["name"], n, a.get("elem_size") or 1, values=a.get("values"))
             args.append("KvAnyPtr{p%d}" % i)
         elif a["kind"] == "absent":
             args.append("KvAnyPtr{nullptr}")
@@ -246,14 +246,31 @@ def member_lvalue(var, root, path):
     return var + "".join("[%s]" % x if x.isdigit() else "." + x for x in parts)
 
 
+def object_lvalue(var, root, path):
+    """``dst.src.0.ne.1`` of the argument ``dst`` held in ``var`` (a struct or a pointer to one):
+    ``kv_obj(kv_obj(var)->src[0])->ne[1]``, each object made (``new``) where a pointer is still
+    null."""
+    out = var
+    for part in path[len(root) + 1:].split("."):
+        out = "%s[%s]" % (out, part) if part.isdigit() else "kv_obj(%s)->%s" % (out, part)
+    return out
+
+
 def host_harness_source():
-    """A host launcher's call (raw pointers, structs taken by value, scalars): each argument made
-    as the launcher's own parameter type, pointers to managed memory, every number the witness's."""
+    """A host launcher's call (raw pointers, structs taken by value or bound member by member,
+    scalars): each argument made as the launcher's own parameter type, pointers to managed memory,
+    every number the witness's."""
     lines = HARNESS_HEAD + [
         "template <class F> struct KvParams;",
         "template <class R, class... A> struct KvParams<R (*)(A...)> { template <int I> using arg = "
         "typename std::decay<typename std::tuple_element<I, std::tuple<A...>>::type>::type; };",
-        "using KvP = KvParams<decltype(&%s)>;" % LAUNCHER, "int main() {"]
+        "using KvP = KvParams<decltype(&%s)>;" % LAUNCHER,
+        # The object a pointer points to, made on first use; a struct held by value is itself.
+        "template <class T> typename std::remove_const<T>::type* kv_obj(T*& p) { using U = typename "
+        "std::remove_const<T>::type; if (!p) p = new U{}; return const_cast<U*>(p); }",
+        "template <class T> T* kv_obj(T& v) { return &v; }",
+        "#define KV_SET(x, v) (x) = (typename std::remove_reference<decltype(x)>::type)(v)",
+        "int main() {"]
     args = []
     for i, a in enumerate(CALL["args"]):
         var, ty = "a%d" % i, "KvP::arg<%d>" % i
@@ -261,7 +278,8 @@ def host_harness_source():
         if a["kind"] == "buffer":
             n = a["bytes"] if a.get("bytes") is not None else UNSTATED_BUFFER_BYTES
             lines.append("  void* p%d = nullptr;" % i)
-            lines += buffer_lines("p%d" % i, a["name"], n, a.get("elem_size") or 1, managed=True)
+            lines += buffer_lines("p%d" % i, a["name"], n, a.get("elem_size") or 1, managed=True,
+                                  values=a.get("values"))
             lines.append("  %s %s = (%s)p%d;" % (ty, var, ty, i))
         elif a["kind"] == "struct":
             lines.append("  %s %s{};" % (ty, var))
@@ -274,6 +292,22 @@ def host_harness_source():
                     lines.append("  %s = (decltype(%s))p%d_%d;" % (target, target, i, j))
                 elif m["kind"] == "scalar" and m.get("value") is not None:
                     lines.append("  %s = (decltype(%s))%s;" % (target, target, c_value(m)))
+        elif a["kind"] == "bound-struct":
+            lines.append("  %s %s{};" % (ty, var))
+            for j, m in enumerate(a["members"]):
+                target = object_lvalue(var, a["name"], m["path"])
+                if m["kind"] == "object":
+                    lines.append("  kv_obj(%s);" % target)
+                elif m["kind"] == "null":
+                    lines.append("  %s = nullptr;" % target)
+                elif m["kind"] in ("buffer", "pointer"):
+                    n = m["bytes"] if m["kind"] == "buffer" else UNSTATED_BUFFER_BYTES
+                    lines.append("  void* p%d_%d = nullptr;" % (i, j))
+                    lines += buffer_lines("p%d_%d" % (i, j), m["path"], n, m["elem_size"] or 1, managed=True,
+                                          values=m.get("values"))
+                    lines.append("  KV_SET(%s, p%d_%d);" % (target, i, j))
+                elif m["kind"] == "scalar" and m.get("value") is not None:
+                    lines.append("  KV_SET(%s, %s);" % (target, c_value(m)))
         elif a["kind"] == "scalar":
             lines.append("  %s %s = (%s)%s;" % (ty, var, ty, c_value(a)))
         elif a["kind"] == "string":
