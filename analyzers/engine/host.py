@@ -445,6 +445,11 @@ class HostOps:
                 return ptr
             return self._unstated(path, pty, span, named)
 
+        def entry(path: str, i: int, pty: T.PtrType, used: set | None):
+            # An object for an entry the op reads by a constant index (all where one is variable).
+            at = f"{path}[{i}]"
+            return member(at, pty) if used is None or i in used else self._unstated(at, pty, span, named)
+
         given = dict(bound.members) if bound is not None else {}
         for f in ty.fields:
             fty = T.strip_ref(f.type)
@@ -457,11 +462,9 @@ class HostOps:
                         isinstance(T.strip_ref(fty.elem), T.PtrType):
                     # Entries the binding leaves out: as unbound ones (below), the given ones kept.
                     entries, used = dict(binding.members), self._constant_entries(root, f.name)
-                    elem = T.strip_ref(fty.elem)
                     for i in range(fty.count or 0):
                         if i not in entries or isinstance(entries[i], B.ScalarArg) and entries[i].value is None:
-                            v.fields[f.name].fields[i] = member(f"{path}[{i}]", elem) \
-                                if used is None or i in used else self._unstated(f"{path}[{i}]", elem, span, named)
+                            v.fields[f.name].fields[i] = entry(path, i, T.strip_ref(fty.elem), used)
                 continue  # bound: _bind_members made it
             if isinstance(fty, T.PtrType):
                 v.fields[f.name] = member(path, fty)
@@ -470,11 +473,8 @@ class HostOps:
                 # Objects for the entries the op reads (`dst->src[0]`, `dst->src[1]`): a tensor's
                 # ten sources, each a shape in every query, made every check pay for the unused ones.
                 used = self._constant_entries(root, f.name)
-                elem = T.strip_ref(fty.elem)
-                v.fields[f.name] = StructV(fty, {
-                    i: member(f"{path}[{i}]", elem) if used is None or i in used else self._unstated(f"{path}[{i}]", elem,
-                                                                                                     span, named)
-                    for i in range(fty.count)})
+                v.fields[f.name] = StructV(fty, {i: entry(path, i, T.strip_ref(fty.elem), used)
+                                                 for i in range(fty.count)})
             elif isinstance(fty, T.StructType) and isinstance(v.fields.get(f.name), StructV):
                 named += self._point_members(path, fty, v.fields[f.name], span, st, kind, depth, root)
         return named
