@@ -566,8 +566,8 @@ def test_a_host_launcher_taking_a_struct_by_value_is_called_from_a_harness_that_
     write(r, f, tmp_path / "smooth", FIXTURES)
     source = _constants(tmp_path / "smooth" / "repro.py")["host_harness_source"]()
     assert "using KvP = KvParams<decltype(&smooth_rows)>;" in source and "KvP::arg<0> a0{};" in source
-    assert "a0.rows = (decltype(a0.rows))1LL;" in source and "a0.cols = (decltype(a0.cols))1LL;" in source
-    assert source.count("cudaMallocManaged(") == 2 and "a0.in = (decltype(a0.in))p0_0;" in source
+    assert "KV_SET(kv_obj(a0)->rows, 1LL);" in source and "KV_SET(kv_obj(a0)->cols, 1LL);" in source
+    assert source.count("cudaMallocManaged(") == 2 and "KV_SET(kv_obj(a0)->in, p0_0);" in source
     assert source.rstrip().endswith("}") and "  smooth_rows(a0);" in source
 
     (g,) = to_dict(run_fixture(load_fixture(FIXTURES / "host" / "graph_struct_device_copy_one_past.cu"),
@@ -577,7 +577,7 @@ def test_a_host_launcher_taking_a_struct_by_value_is_called_from_a_harness_that_
     write(r, g, tmp_path / "graph", FIXTURES)
     source = _constants(tmp_path / "graph" / "repro.py")["host_harness_source"]()
     nodes = g["witness"]["g.nodes"]
-    assert f"a0.nodes = (decltype(a0.nodes)){nodes}LL;" in source and "KvP::arg<1> a1 = (KvP::arg<1>)p1;" in source
+    assert f"KV_SET(kv_obj(a0)->nodes, {nodes}LL);" in source and "KvP::arg<1> a1 = (KvP::arg<1>)p1;" in source
     assert "  degrees_gpu(a0, a1);" in source
 
     # A pointer to a struct inside it: nothing in the witness says what that object holds.

@@ -240,12 +240,6 @@ def harness_source():
     return "\n" + "\n".join(lines + HARNESS_TAIL) + "\n"
 
 
-def member_lvalue(var, root, path):
-    """``g.dims.0`` of the argument ``g`` held in ``var``: ``var.dims[0]``."""
-    parts = path[len(root) + 1:].split(".")
-    return var + "".join("[%s]" % x if x.isdigit() else "." + x for x in parts)
-
-
 def object_lvalue(var, root, path):
     """``dst.src.0.ne.1`` of the argument ``dst`` held in ``var`` (a struct or a pointer to one):
     ``kv_obj(kv_obj(var)->src[0])->ne[1]``, each object made (``new``) where a pointer is still
@@ -281,18 +275,8 @@ def host_harness_source():
             lines += buffer_lines("p%d" % i, a["name"], n, a.get("elem_size") or 1, managed=True,
                                   values=a.get("values"))
             lines.append("  %s %s = (%s)p%d;" % (ty, var, ty, i))
-        elif a["kind"] == "struct":
-            lines.append("  %s %s{};" % (ty, var))
-            for j, m in enumerate(a["members"]):
-                target = member_lvalue(var, a["name"], m["path"])
-                if m["kind"] == "pointer":
-                    lines.append("  void* p%d_%d = nullptr;" % (i, j))
-                    lines += buffer_lines("p%d_%d" % (i, j), m["path"], UNSTATED_BUFFER_BYTES, m["elem_size"],
-                                          managed=True)
-                    lines.append("  %s = (decltype(%s))p%d_%d;" % (target, target, i, j))
-                elif m["kind"] == "scalar" and m.get("value") is not None:
-                    lines.append("  %s = (decltype(%s))%s;" % (target, target, c_value(m)))
-        elif a["kind"] == "bound-struct":
+        elif a["kind"] in ("struct", "bound-struct"):
+            # By value or through a pointer: kv_obj reaches the object either way.
             lines.append("  %s %s{};" % (ty, var))
             for j, m in enumerate(a["members"]):
                 target = object_lvalue(var, a["name"], m["path"])
