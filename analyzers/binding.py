@@ -696,6 +696,22 @@ def _holds(e: Expr, env: dict) -> bool:
     return bool(v.value)
 
 
+def _number(value):
+    """A witness's or a binding's value as a call passes it: a flag as 0 or 1, anything that is not a
+    number (unnamed, symbolic) as None."""
+    value = int(value) if isinstance(value, bool) else value
+    return value if isinstance(value, (int, float)) else None
+
+
+def _buffer(a: BufferArg, env: dict) -> dict:
+    """A raw pointer's memory at the witness's sizes: bytes (None where they stay open), element size,
+    the binding's range of its values."""
+    entry = {"bytes": _concrete(a.size, env), "elem_size": a.elem_size}
+    if a.values is not None:
+        entry["values"] = [_concrete(v, env) for v in a.values]
+    return entry
+
+
 def _bound_members(path: str, a: StructArg, env: dict, witness: dict) -> list[dict]:
     """A struct binding's members at the witness's sizes, as a harness sets them (paths as the
     witness names them: ``dst.src.0.ne.1``): ``object`` (a struct member, or the object a pointer
@@ -709,17 +725,12 @@ def _bound_members(path: str, a: StructArg, env: dict, witness: dict) -> list[di
                 out.append({"path": at, "kind": "object"})
             out += _bound_members(at, m, env, witness)
         elif isinstance(m, BufferArg):
-            entry = {"path": at, "kind": "buffer", "bytes": _concrete(m.size, env), "elem_size": m.elem_size}
-            if m.values is not None:
-                entry["values"] = [_concrete(v, env) for v in m.values]
-            out.append(entry)
+            out.append({"path": at, "kind": "buffer", **_buffer(m, env)})
         elif isinstance(m, AbsentArg):
             out.append({"path": at, "kind": "null"})
         elif isinstance(m, ScalarArg):
             value = _concrete(m.value, env) if m.value is not None else witness.get(at)
-            value = int(value) if isinstance(value, bool) else value
-            out.append({"path": at, "kind": "scalar", "value": value if isinstance(value, (int, float)) else None,
-                        "float": m.is_float})
+            out.append({"path": at, "kind": "scalar", "value": _number(value), "float": m.is_float})
     return out
 
 
@@ -746,10 +757,8 @@ def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, lin
         if a is None:
             kind = kinds[name]
             if kind in ("int", "float"):
-                value = witness.get(name)
-                value = int(value) if isinstance(value, bool) else value
-                args.append({"name": name, "kind": "scalar", "value": value if isinstance(value, (int, float))
-                             else None, "float": kind == "float"})
+                args.append({"name": name, "kind": "scalar", "value": _number(witness.get(name)),
+                             "float": kind == "float"})
             elif kind == "string":
                 # The literal the witness chose (context.string_text), else a string equal to none.
                 chosen = witness.get(f"the string `{name}`")
@@ -761,9 +770,7 @@ def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, lin
                 for m in layouts[name]:
                     m = dict(m)
                     if m["kind"] == "scalar":
-                        value = witness.get(m["path"])
-                        m["value"] = int(value) if isinstance(value, bool) else value \
-                            if isinstance(value, (int, float)) else None
+                        m["value"] = _number(witness.get(m["path"]))
                     members.append(m)
                 args.append({"name": name, "kind": "struct", "members": members})
             else:
@@ -793,18 +800,12 @@ def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, lin
                 unknown.append(name)
             args.append(entry)
         elif isinstance(a, BufferArg):
-            entry = {"name": name, "kind": "buffer", "bytes": _concrete(a.size, env), "elem_size": a.elem_size}
-            if a.values is not None:
-                entry["values"] = [_concrete(v, env) for v in a.values]
+            entry = {"name": name, "kind": "buffer", **_buffer(a, env)}
             if entry["bytes"] is None:
                 unknown.append(name)
             args.append(entry)
         elif isinstance(a, ScalarArg):
-            value = _concrete(a.value, env) if a.value is not None else witness.get(name)
-            if isinstance(value, bool):
-                value = int(value)
-            if not isinstance(value, (int, float)):
-                value = None
+            value = _number(_concrete(a.value, env) if a.value is not None else witness.get(name))
             # A scalar the witness does not name is one the failing path does not depend on:
             # any value of it fails (the reproducer passes 0, or 1.0).
             args.append({"name": name, "kind": "scalar", "value": value, "float": a.is_float})

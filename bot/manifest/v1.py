@@ -390,6 +390,21 @@ def _instance(lm, oi, m, dtype, dims, derived, constraints, user_names, file, la
         except B.ExprError as exc:
             raise _ArgError(f"{where}: {exc} (model '{m.name}')") from None
 
+    def buffer(spec, key, *loc):
+        """A raw pointer's memory (an argument's or a struct member's: the same keys)."""
+        if spec.bytes is not None:
+            size, esize = expr(spec.bytes, key, *loc, "bytes"), 0
+        else:
+            esize = B.DTYPE_SIZES[spec.dtype]
+            size = B.BinOp("*", expr(spec.elements, key, *loc, "elements"), B.Num(esize))
+        values = None if spec.values is None else tuple(
+            expr(v, key, *loc, "values", i) for i, v in enumerate(spec.values))
+        return B.BufferArg(size, esize, values)
+
+    def scalar(value, key, *loc):
+        v = expr(value, key, *loc)
+        return B.ScalarArg(v, isinstance(v, B.Num) and isinstance(v.value, float))
+
     def member(spec, key, *loc):
         """A struct member's binding (schema_v1.Member), as the engine reads it."""
         if spec.items is not None:
@@ -399,18 +414,8 @@ def _instance(lm, oi, m, dtype, dims, derived, constraints, user_names, file, la
         if spec.absent:
             return B.AbsentArg()
         if spec.elements is not None or spec.bytes is not None:
-            if spec.bytes is not None:
-                size, esize = expr(spec.bytes, key, *loc, "bytes"), 0
-            else:
-                esize = B.DTYPE_SIZES[spec.dtype]
-                size = B.BinOp("*", expr(spec.elements, key, *loc, "elements"), B.Num(esize))
-            values = None if spec.values is None else tuple(
-                expr(v, key, *loc, "values", i) for i, v in enumerate(spec.values))
-            return B.BufferArg(size, esize, values)
-        if spec.any:
-            return B.ScalarArg(None)
-        v = expr(spec.value, key, *loc)
-        return B.ScalarArg(v, isinstance(v, B.Num) and isinstance(v.value, float))
+            return buffer(spec, key, *loc)
+        return B.ScalarArg(None) if spec.any else scalar(spec.value, key, *loc)
 
     args = []
     for key, spec in op.args.items():
@@ -422,14 +427,7 @@ def _instance(lm, oi, m, dtype, dims, derived, constraints, user_names, file, la
         elif spec.absent or key in absent:
             args.append((name, B.AbsentArg()))
         elif spec.is_buffer:
-            if spec.bytes is not None:
-                size, esize = expr(spec.bytes, key, "bytes"), 0
-            else:
-                esize = B.DTYPE_SIZES[spec.dtype]
-                size = B.BinOp("*", expr(spec.elements, key, "elements"), B.Num(esize))
-            values = None if spec.values is None else tuple(
-                expr(s, key, "values", i) for i, s in enumerate(spec.values))
-            args.append((name, B.BufferArg(size, esize, values)))
+            args.append((name, buffer(spec, key)))
         elif spec.is_tensor:
             shape = tuple(expr(s, key, "shape", i) for i, s in enumerate(spec.shape))
             strides = None if spec.strides is None else tuple(
@@ -444,8 +442,7 @@ def _instance(lm, oi, m, dtype, dims, derived, constraints, user_names, file, la
         elif spec.any or spec.value is None:
             args.append((name, B.ScalarArg(None)))
         else:
-            v = expr(spec.value, key, "value")
-            args.append((name, B.ScalarArg(v, isinstance(v, B.Num) and isinstance(v.value, float))))
+            args.append((name, scalar(spec.value, key, "value")))
     if op.launch is not None:
         # The launch configuration: arguments of the launcher kernelvet appends (B.LAUNCH_ARGS).
         extents = [(op.launch.grid, "grid"), (op.launch.block, "block")]
