@@ -121,8 +121,10 @@ class TypeMapper:
                          if c.kind == ci.CursorKind.ENUM_CONSTANT_DECL]
             values = [v for _, v in constants]
             if len(constants) > 1 and constants[-1][0].upper().endswith("COUNT") and \
-                    constants[-1][1] == max(values[:-1]) + 1:
-                values = values[:-1]  # `GGML_TYPE_COUNT`: how many there are, not one of them
+                    constants[-1][1] > max(values[:-1]):
+                # `GGML_TYPE_COUNT`: how many slots there are, not one of them; past the highest
+                # named one by more than one where retired enumerators left their values unused.
+                values = values[:-1]
             if isinstance(base, T.IntType) and values:
                 return dataclasses.replace(base, enum_range=(min(values), max(values)))
             return base
