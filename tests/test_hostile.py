@@ -3,12 +3,16 @@ write, serve from its cache or print. Each test is a way in that once worked."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from gitrepo import commit_all, git, kernelvet
+from analyzers.frontend.parse import sweep_dead_overlays
 
 MARKER = "kv_outside_marker_7f3a"
 INSTANCES, BUGS, FINDINGS = 12, 12, 2  # the example's two quantisation ops (quant_repo)
@@ -274,12 +278,28 @@ def test_a_kernel_that_crashes_libclang_beside_good_ones(tmp_path):
         f"__global__ void k(float* x, float* y) {{ y[threadIdx.x] = {terms}; }}\n"
         "int main() { float *x, *y; cudaMalloc(&x, 28); cudaMalloc(&y, 4096); k<<<1, 32>>>(x, y); return 0; }\n")
     (repo / "good.cu").write_text(PROGRAM.format(prelude="#define LAUNCH 1001"))
-    r = kernelvet("scan", ".", "--no-cache", "--format", "json", cwd=repo)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    r = kernelvet("scan", ".", "--no-cache", "--format", "json", cwd=repo, env={"TMPDIR": str(tmp)})
     assert r.returncode == 1, r.stderr
     report = json.loads(r.stdout)
     [u] = report["unverified"]
     assert u["file"] == "deep_sum.cu" and "killed by SIGSEGV" in u["why"]
     assert report["summary"]["findings"] == 1 and "Traceback" not in r.stderr
+    # The killed parse could not remove its include overlay; the next parse anywhere does.
+    left = list(tmp.glob("kernelvet-vfs-*"))
+    assert sweep_dead_overlays(tmp) == len(left) and not list(tmp.iterdir())
+
+
+def test_overlays_of_processes_that_ended_are_swept_and_live_ones_kept(tmp_path):
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = tmp_path / f"kernelvet-vfs-{int(ended.stdout)}-abc.yaml"
+    live = tmp_path / f"kernelvet-vfs-{os.getpid()}-def.yaml"
+    other = tmp_path / "kernelvet-vfs-notapid.yaml"
+    for f in (dead, live, other):
+        f.write_text("{}")
+    assert sweep_dead_overlays(tmp_path) == 1
+    assert not dead.exists() and live.exists() and other.exists()
 
 
 def test_a_worker_that_dies_costs_no_other_instance_its_verdict(tmp_path):

@@ -18,6 +18,36 @@ import clang.cindex as ci
 
 from .includes import OUTSIDE_DIR, SHIM_DIRS, STUB_DIR, IncludeGraph, IncludeResolver
 
+OVERLAY_PREFIX = "kernelvet-vfs-"
+_SWEPT = False
+
+
+def sweep_dead_overlays(directory: Path | None = None) -> int:
+    """Removes the overlay files (sandbox_overlay) of processes that no longer run; returns how
+    many. A live process's file is never touched: its parse may be reading it."""
+    removed = 0
+    for path in Path(directory or tempfile.gettempdir()).glob(f"{OVERLAY_PREFIX}*-*.yaml"):
+        pid = path.name[len(OVERLAY_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or _running(int(pid)):
+            continue
+        try:
+            path.unlink()
+            removed += 1
+        except OSError:
+            pass  # another process swept it first
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: alive
+    return True
+
+
 @contextlib.contextmanager
 def sandbox_overlay(workspace: Path):
     """A clang virtual file system overlay that shows only the workspace and the shims, with no
@@ -28,12 +58,18 @@ def sandbox_overlay(workspace: Path):
 
     The file lives for one parse (clang reads it when the parse starts) and is removed right after,
     in the process that made it: a worker process ends through os._exit, so an exit hook would
-    leave one file per worker and workspace behind."""
+    leave one file per worker and workspace behind. A process that libclang kills mid-parse cannot
+    remove it: its name carries the process id, and the first parse of every process removes the
+    files of processes that no longer run (sweep_dead_overlays)."""
+    global _SWEPT
+    if not _SWEPT:
+        _SWEPT = True
+        sweep_dead_overlays()
     ws = str(Path(workspace).resolve())
     roots = [{"type": "directory-remap", "name": d, "external-contents": d}
              for d in dict.fromkeys([ws, *(str(s.resolve()) for s in SHIM_DIRS)])]
     overlay = {"version": 0, "case-sensitive": "true", "fallthrough": False, "roots": roots}
-    fd, path = tempfile.mkstemp(prefix="kernelvet-vfs-", suffix=".yaml")
+    fd, path = tempfile.mkstemp(prefix=f"{OVERLAY_PREFIX}{os.getpid()}-", suffix=".yaml")
     try:
         with os.fdopen(fd, "w") as f:
             json.dump(overlay, f)
