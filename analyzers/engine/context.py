@@ -27,7 +27,8 @@ UNTRACKED = {"lane": "a value from another lane of the warp", "collective": "the
              "random": "a random number the program draws at run time (curand)",
              "foreign": "memory a pointer made from an integer points to (an object another call made)",
              "copy": "bytes a runtime copy brought from device memory",
-             "overwritten": "bytes a copy, a fill or a store wrote that the engine does not follow"}
+             "overwritten": "bytes a copy, a fill or a store wrote that the engine does not follow",
+             "spread": "an entry read at an offset the engine does not resolve to one of the object's slots"}
 
 
 class BudgetExceeded(Exception):
@@ -311,7 +312,8 @@ class Context:
                 terms.setdefault(sym.term.get_id(), sym.term)
         if not origins:
             return []
-        small = [z3.Or(u == 0, u == 1) for u in terms.values()]
+        # Numbers only: a float comparison's outcome (a Bool) is 0 or 1 already.
+        small = [z3.Or(u == 0, u == 1) for u in terms.values() if z3.is_bv(u) or z3.is_arith(u)]
         sizes = [term == model.eval(term, model_completion=True) for _, term in self.dim_order] if model is not None else []
         try:
             if self.solver.model(list(pc) + [cond] + small + sizes) is not None:

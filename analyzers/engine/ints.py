@@ -8,6 +8,8 @@ result also carries its exact value as an integer term (``iv``, see lia.py).
 """
 from __future__ import annotations
 
+import math
+
 import z3
 
 from ..kir import nodes as N
@@ -180,6 +182,43 @@ def _low_zero_bits(t: z3.ArithRef) -> int:
     if z3.is_add(t) or z3.is_sub(t):
         return min(_low_zero_bits(c) for c in t.children())
     return 0
+
+
+def residue(v: IntV) -> tuple[int, int]:
+    """(m, r) with ``v`` ≡ r (mod m) whatever its variables; (1, 0) when nothing is known. Read
+    from the exact integer term, so only for a value no site can wrap (then the machine value is
+    that integer): `type * 56 + 8`, a table entry's member, is 8 modulo 56."""
+    if v.sites or v.math is not None:
+        return 1, 0
+    m, r = _residue(I(v))
+    return (m, r % m) if m > 1 else (1, 0)
+
+
+def _residue(t: z3.ArithRef) -> tuple[int, int]:
+    # m == 0: the term is the constant r.
+    if z3.is_int_value(t):
+        return 0, t.as_long()
+    if z3.is_mul(t):
+        c, rest = 1, []
+        for x in t.children():
+            if z3.is_int_value(x):
+                c *= x.as_long()
+            else:
+                rest.append(x)
+        if not rest:
+            return 0, c
+        m, r = _residue(rest[0]) if len(rest) == 1 else (1, 0)
+        return abs(c) * m, c * r
+    if z3.is_add(t) or z3.is_sub(t):
+        parts = [_residue(x) for x in t.children()]
+        m, r = parts[0]
+        for i, (m2, r2) in enumerate(parts[1:]):
+            m, r = math.gcd(m, m2), (r - r2 if z3.is_sub(t) else r + r2)
+        return m, r
+    if z3.is_app_of(t, z3.Z3_OP_ITE):
+        (m1, r1), (m2, r2) = _residue(t.arg(1)), _residue(t.arg(2))
+        return math.gcd(m1, m2, r1 - r2), r1
+    return 1, 0
 
 
 def arith(op: str, a: IntV, b: IntV, ty: T.IntType, span: N.Span, stack=()) -> IntV:

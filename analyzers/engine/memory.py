@@ -227,16 +227,44 @@ class MemoryOps:
                 # Bytes a copy wrote hold one value, whatever reads them (uninitialized ones may not).
                 self._write_at(st.write_content(region), c, ty, v)
             return v
-        slots = self._slots(region, off, ty)
+        modulus, rest = ints.residue(off)
+        slots = self._slots(region, off, ty, modulus, rest)
         if slots is None:
-            return self._fresh(ty, f"{region.name}[?]", span)
+            return self._spread_value(ty, region, span)
         if isinstance(ty, T.PtrType):
             return self._pointer_entry(st, content, region, off, ty, slots, span)
-        value = self._fresh(ty, f"{region.name}[?]", span)
+        if slots and modulus > 1:
+            # The offset's residue is known (`traits[type].size`: 8 modulo the entry's 56 bytes):
+            # in bounds, it is one of the slots (out of bounds is the bounds check's, and the path
+            # goes on as if in bounds), so the last slot is the default. A fresh default made the
+            # value's range the whole type's and its integer unknown: every size computed from
+            # a table read (ggml_nbytes) became a bit-vector question.
+            # Slots holding the same value are one branch: ggml's 39 block sizes are 3 values.
+            groups: list[tuple[list[int], Val]] = []
+            for k in slots:
+                v = self._read_at(content, k, ty, region, span)
+                same = next((g for g in groups if _same_value(g[1], v)), None)
+                if same is None:
+                    groups.append(([k], v))
+                else:
+                    same[0].append(k)
+            value = groups[-1][1]
+            for ks, v in reversed(groups[:-1]):
+                value = merge_values(z3.Or(*[off.bv == k for k in ks]), v, value) or value
+            return value
+        value = self._spread_value(ty, region, span)
         for k in slots:
             v = self._read_at(content, k, ty, region, span)
             value = merge_values(off.bv == k, v, value) or value
         return value
+
+    def _spread_value(self, ty: T.Type, region: Region, span: N.Span) -> Val:
+        """What a read at an offset the engine does not pin to a slot gets (too many slots, or one
+        between them): any value, and one a finding may not rest on (needs-values), as a table's
+        entry it stands for is not that value."""
+        v = self._fresh(ty, f"{region.name}[?]", span)
+        self.ctx.remember_untracked(v, "spread", f"`{region.name}` at {span.file}:{span.line}")
+        return v
 
     def _pointer_entry(self, st: State, content: dict, region: Region, off: IntV, ty: T.Type, slots: list,
                        span: N.Span) -> Val:
@@ -260,7 +288,7 @@ class MemoryOps:
         if c is not None:
             self._write_at(st.write_content(region), c, ty, value)
             return
-        slots = self._slots(region, off, ty)
+        slots = self._slots(region, off, ty, *ints.residue(off))
         if slots is None:
             self.forget_content(st, region, span)
             return
@@ -282,7 +310,9 @@ class MemoryOps:
         if region is not None:
             self.ctx.overwritten.setdefault(rid, f"what two paths left in `{region.name}` as values of two types")
 
-    def _slots(self, region: Region, off: IntV, ty: T.Type) -> list[int] | None:
+    def _slots(self, region: Region, off: IntV, ty: T.Type, modulus: int = 1, rest: int = 0) -> list[int] | None:
+        """The offsets in bounds that ``off`` may take: those ``rest`` modulo ``modulus`` where the
+        offset's residue is known (ints.residue), else the multiples of the value's size."""
         size = region.size_concrete
         step = max(ty.size, 1)
         if size is None:
@@ -291,7 +321,11 @@ class MemoryOps:
         hi = min(size - step, off.hi)
         if hi < lo:
             return []
-        start = lo + (-lo % step)
+        if modulus > 1:
+            step = modulus
+            start = lo + (rest - lo) % modulus
+        else:
+            start = lo + (-lo % step)
         if (hi - start) // step + 1 > SYMBOLIC_SPREAD_MAX:
             return None
         return list(range(start, hi + 1, step))
@@ -453,6 +487,12 @@ class MemoryOps:
         st.assume(lia.CURRENT.register(z3.And(x >= lo.bv, x <= hi.bv),
                                        z3.And(ints.I(v) >= ints.I(lo), ints.I(v) <= ints.I(hi))))
         return IntV(v.ty, v.bv, max(v.lo, lo.lo), min(v.hi, hi.hi), v.math, v.sites, None, ints.I(v))
+
+
+def _same_value(a: Val, b: Val) -> bool:
+    """Two integers known to be one value (the same term)."""
+    return isinstance(a, IntV) and isinstance(b, IntV) and a.ty == b.ty and a.math is None and b.math is None \
+        and a.bv.eq(b.bv)
 
 
 def index_to_int64(idx: IntV, span: N.Span, stack=()) -> IntV:

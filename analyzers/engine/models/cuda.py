@@ -524,7 +524,8 @@ def _check_range(interp, st, ptr: PtrV, n: IntV, write: bool, span, runtime: boo
     if c == 0:
         return
     # A copy of no bytes touches nothing: neither end is accessed unless the count is positive.
-    guard = None if c is not None else z3.UGT(n.bv, 0) if not n.ty.signed else n.bv > 0
+    # Compared as the program would (ints.compare): the integers then know the guard too.
+    guard = None if c is not None else ints.compare(">", n, const_int(0, n.ty)).term
     interp.emit_access(st, Loc(ptr.region, ptr.off, BYTE), 1, write, span, guard, copy_end="first" if runtime else "")
     last = interp.ptr_add(PtrV(ptr.region, ptr.off, BYTE), index_to_int64(n, span), span)
     last = interp.ptr_add(last, const_int(1, T.INT64), span, subtract=True)
