@@ -212,7 +212,7 @@ def _residue(t: z3.ArithRef) -> tuple[int, int]:
     if z3.is_add(t) or z3.is_sub(t):
         parts = [_residue(x) for x in t.children()]
         m, r = parts[0]
-        for i, (m2, r2) in enumerate(parts[1:]):
+        for m2, r2 in parts[1:]:
             m, r = math.gcd(m, m2), (r - r2 if z3.is_sub(t) else r + r2)
         return m, r
     if z3.is_app_of(t, z3.Z3_OP_ITE):
