@@ -17,9 +17,12 @@ tests/fixtures/threads/:
   grid_sync_in_loop_smoothing_in_place_two_syncs.cu verified (a grid barrier between reads and writes)
   block_rows_staged_through_shared_same_out.cu      race: every block writes its own row to one output row
   head_runs_rows_past_token.cu                      race: two blocks scale the same query elements in place
+  program_counts_matches_into_one_global_total.cu   race: every thread of four warps folds into one total
+  program_counts_matches_one_thread_folds.cu        verified: its twin, thread 0 folds (the reference)
 
 Prints, per fixture, how many runs gave a wrong result (NaN or off by more than the tolerance), or
-how many different results the runs gave.
+how many different results the runs gave. The programs (a `main` of their own) are built with
+nvcc and run as they are; a racy one's printed result is compared with its correct twin's.
 """
 from __future__ import annotations
 
@@ -36,6 +39,30 @@ SMOOTH_DECLARATION = "void smooth_rows(torch::Tensor& buf, int64_t steps);"
 STAGE_DECLARATION = "void stage_rows(torch::Tensor& out, const torch::Tensor& x);"
 SCALE_DECLARATION = "void q_scale(torch::Tensor& q, double q_scale);"
 STEPS = 8
+
+
+# A racy program and its correct twin: the twin's output is the reference.
+PROGRAMS = (("program_counts_matches_into_one_global_total", "program_counts_matches_one_thread_folds"),)
+
+
+def _programs(repeat: int, only: str) -> None:
+    import subprocess
+    import tempfile
+    for racy, twin in PROGRAMS:
+        if only not in racy and only not in twin:
+            continue
+        outputs = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in (racy, twin):
+                exe = Path(tmp) / name
+                subprocess.run(["nvcc", "-O2", "-o", str(exe), str(FIXTURES / f"{name}.cu")], check=True)
+                outputs[name] = [subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.strip()
+                                 for _ in range(repeat)]
+        want = set(outputs[twin])
+        wrong = sum(out not in want for out in outputs[racy])
+        print(f"{twin:48} different results: {len(want)} of {repeat} runs ({', '.join(sorted(want))})")
+        print(f"{racy:48} wrong results: {wrong} of {repeat}, different results: {len(set(outputs[racy]))} "
+              f"({', '.join(sorted(set(outputs[racy]))[:5])})")
 
 
 def _build(name: str, declaration: str, function: str):
@@ -63,6 +90,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=200)
     ap.add_argument("--only", default="", help="run the fixtures whose name holds this")
     args = ap.parse_args()
+    _programs(args.repeat, args.only)
     # A cooperative launch needs every block resident at once: two blocks of 256 threads per SM.
     blocks = min(1024, 2 * torch.cuda.get_device_properties(0).multi_processor_count)
     print(f"{torch.cuda.get_device_name(0)}: {blocks} blocks of 256 threads, {args.repeat} runs each")

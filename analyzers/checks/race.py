@@ -185,9 +185,11 @@ def _value_key(v) -> z3.BitVecRef | None:
 
 def global_races(ctx) -> bool:
     """Whether races on global memory are checked: as the options say, else for ops with a binding
-    (zero-config knows no index tensor's contents and no stride, so a race there would rest on them)."""
+    (zero-config knows no index tensor's contents and no stride, so a race there would rest on them)
+    and for self-contained ones (a program: its buffers are its own allocations, and what it reads
+    from a file or the device is a value a finding may not rest on)."""
     on = ctx.options.global_races
-    return not ctx.zero_config if on is None else on
+    return (not ctx.zero_config or ctx.self_contained) if on is None else on
 
 
 class RaceCheck(Check):

@@ -81,6 +81,9 @@ class Context:
     model_fields: tuple = ()
     dtype: str = ""
     zero_config: bool = False
+    # A program (`main`) or a host function of numbers only: every buffer it touches is one it
+    # allocates, so nothing the op is given could make its accesses overlap (checks/race.py).
+    self_contained: bool = False
 
     def __post_init__(self):
         self.meter = Meter(self.options.time_budget_s)

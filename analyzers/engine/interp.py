@@ -108,7 +108,9 @@ def _merge_follow_up(result: InstanceResult, follow_up: InstanceResult, skipped:
 def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: list, options: Options,
                   name: str, models: list[str] | None) -> tuple[InstanceResult, Context]:
     t0 = time.perf_counter()
-    ctx = Context(fn.display, options, checks, inst.model_fields, inst.dtype, inst.zero_config)
+    ctx = Context(fn.display, options, checks, inst.model_fields, inst.dtype, inst.zero_config,
+                  self_contained=fn.kind == "host" and (fn.name == "main" or all(
+                      isinstance(T.strip_ref(p.ty), (T.IntType, T.FloatType, T.BoolType)) for p in fn.params)))
     interp = Interpreter(program, ctx)
     result = InstanceResult(fn.display, name or fn.display, list(models or []), inst.dtype, "verified")
     try:
