@@ -84,6 +84,14 @@ def test_a_race_names_both_accesses_and_both_threads(tmp_path):
     assert "__syncthreads()" in f.fix.description and f.fix.replacement is None
 
 
+def test_a_race_between_lanes_of_one_warp_says_lockstep_is_not_guaranteed(tmp_path):
+    _, findings = _findings("warp_tail_no_syncwarp.cu", tmp_path)
+    assert findings and all("both threads are in one warp" in f.message and "__syncwarp()" in f.message
+                            for f in findings)
+    _, findings = _findings("tiled_gemv_one_barrier.cu", tmp_path)  # threads of two warps
+    assert findings and not any("one warp" in f.message for f in findings)
+
+
 def test_an_atomic_counter_witness_says_how_many_threads_added_before(tmp_path):
     _, findings = _findings("capacity_scatter_counter_unguarded.cu", tmp_path)
     [f] = findings

@@ -787,6 +787,12 @@ def _pins(model, constraints, names: set) -> list:
     return pins
 
 
+def _one_warp(threads, rename, model) -> bool:
+    """Whether the witness's two threads are lanes of one warp."""
+    same = model.eval(warp_of(threads) == warp_of(threads, rename), model_completion=True)
+    return z3.is_true(same)
+
+
 def _finding(ctx, threads, a: Place, b: Place, rename, model, cond, cross: bool = False) -> Finding:
     # The later access in the source is where the barrier goes; the other one is related.
     first, second = (a, b) if (a.ev.span.line, a.ev.span.col) <= (b.ev.span.line, b.ev.span.col) else (b, a)
@@ -836,6 +842,9 @@ def _finding(ctx, threads, a: Place, b: Place, rename, model, cond, cross: bool 
                f"one block, in the same barrier interval")
         fix = Fix(sb.span, None, f"a `__syncthreads()` between line {fa.span.line} and line {sb.span.line} that "
                   "every thread of the block reaches (or `__syncwarp()` when both threads are always in one warp)")
+    if not cross and _one_warp(threads, rename, model):
+        msg += ("; both threads are in one warp: since Volta (sm_70) a warp's lanes are not guaranteed to run "
+                "in lockstep, so warp-synchronous code needs `__syncwarp()` between the two accesses")
     msg += _needs_repeats(ctx, rename, cond, model)
     if region.kind == "global":
         msg += (". compute-sanitizer's racecheck watches shared memory only: a race on global memory shows as "
