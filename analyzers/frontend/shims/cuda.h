@@ -137,11 +137,12 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
 }
 
 // ESBMC-GPU's verification harness (its regression suite's cuda.h declares these): each launches
-// the kernel with the given grid and block and passes the rest through. Declared here so that
-// programs written for it reach their kernels; the ESBMC_ prefix is that tool's own.
+// the kernel with the given grid and block (numbers or dim3s) and passes the rest through.
+// Declared here so that programs written for it reach their kernels; the ESBMC_ prefix is that
+// tool's own.
 #define KERNELVET_ESBMC_LAUNCH(name)                                                              \
-  template <typename Kernel, typename... Args>                                                    \
-  void name(Kernel kernel, unsigned int blocks, unsigned int threads, Args... args) {             \
+  template <typename Kernel, typename Grid, typename Block, typename... Args>                     \
+  void name(Kernel kernel, Grid blocks, Block threads, Args... args) {                            \
     kernel<<<blocks, threads>>>(args...);                                                         \
   }
 KERNELVET_ESBMC_LAUNCH(ESBMC_verify_kernel)
