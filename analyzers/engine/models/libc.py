@@ -107,7 +107,7 @@ def copy_string(interp, st, call, this, args):
     return dst
 
 
-@model("strlen", "strcmp", "strncmp", "atoi", "atol", "atoll", "rand", "getchar")
+@model("strlen", "strcmp", "strncmp", "atoi", "atol", "atoll", "rand", "random", "getchar")
 def string_number(interp, st, call, this, args):
     """A number computed from a string or the input: any value, remembered as unknown."""
     return _status(interp, call)
@@ -128,7 +128,7 @@ def string_float(interp, st, call, this, args):
     return fresh_result(interp, call, call.name)
 
 
-@model("srand", "perror", "puts", "putchar",
+@model("srand", "srandom", "perror", "puts", "putchar", "fprintf",
        # A variadic function's argument list and the console output formatted from it: the list's
        # state is the library's (what va_arg reads is a body-less builtin's value).
        "__builtin_va_start", "__builtin_va_end", "__builtin_va_copy", "vprintf", "vfprintf")

@@ -36,12 +36,14 @@
 #define __CUDACC_VER_BUILD__ 0
 #define CUDART_CB
 
-// The C library as nvcc's headers bring it: fixed-width integers, size_t, EXIT_*, memcpy, math.
+// The C library as nvcc's headers bring it: fixed-width integers, size_t, EXIT_*, memcpy, math,
+// and time() (crt/common_functions.h includes <time.h>: `srand(time(NULL))` compiles without it).
 #include <stddef.h>
 #include <stdint.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 // BSD/glibc names nvcc code relies on (glibc's <sys/types.h> through <stdlib.h>).
 typedef unsigned int uint;

@@ -16,6 +16,7 @@ unsigned long strtoul(const char* s, char** end, int base);
 unsigned long long strtoull(const char* s, char** end, int base);
 double strtod(const char* s, char** end); float strtof(const char* s, char** end);
 int rand(void); void srand(unsigned s);
+long random(void); void srandom(unsigned s);  // POSIX, declared by glibc's <stdlib.h> as g++ compiles
 void qsort(void* base, size_t n, size_t size, int (*cmp)(const void*, const void*));
 typedef struct { int quot; int rem; } div_t;
 typedef struct { long quot; long rem; } ldiv_t;
