@@ -165,6 +165,10 @@ class ExprOps:
             return self.builtin_var(e.name, st, e.span)
         if isinstance(e, N.Global) and isinstance(e.ty, T.FuncType):
             return FuncV(e.name if e.name in self.program.functions else None, e.name)
+        if isinstance(e, N.Deref) and isinstance(T.strip_ref(e.ty), T.FuncType):
+            f = self.eval(e.operand, st)
+            if isinstance(f, FuncV):
+                return f  # `(*f)(x)`: a function pointer dereferenced is the function
         loc = self.lvalue(e, st)
         ty = T.strip_ref(loc.ty)
         if isinstance(ty, T.ArrayType):

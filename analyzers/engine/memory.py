@@ -107,7 +107,9 @@ class MemoryOps:
         if isinstance(p, MultiPtrV):
             return MultiLoc(tuple((c, Loc(q.region, q.off, ty)) for c, q in p.alts), ty)
         if not isinstance(p, PtrV):
-            raise PathEnd("stuck", f"dereference of a {type(p).__name__}", span)
+            what = {"FuncV": "a function", "OpaqueV": "an opaque handle", "IntV": "an integer", "FloatV": "a float",
+                    "StructV": "a struct", "ClosureV": "a lambda"}.get(type(p).__name__, type(p).__name__)
+            raise PathEnd("stuck", f"dereference of {what}, not of a pointer the engine follows", span)
         return Loc(p.region, p.off, ty)
 
     def field_loc(self, loc, name: str, span: N.Span, member_ty: T.Type | None = None):
