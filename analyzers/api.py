@@ -197,7 +197,8 @@ class Workspace:
         if variant is None:
             raise OpNotFound(f"{file}: the launch of kernel '{spec}' could not be parsed")
         last = text.count("\n") + 1
-        errors = [e for e in variant.parsed.errors if e.line > last]
+        # The appended lines' own errors (a shim's would have another file and any line).
+        errors = [e for e in variant.parsed.errors if e.line > last and Path(e.file).resolve() == variant.parsed.path]
         if errors:
             raise OpNotFound(f"{file}:{kernel.extent.start.line}: the launch of kernel '{spec}' the manifest binds does "
                              f"not compile ({errors[0].message})")

@@ -358,3 +358,18 @@ def test_rocm_branches_are_harmless(tmp_path):
     parsed, path = _parse(tmp_path, "rocm", source)
     assert not parsed.errors
     assert [c.spelling for c in discover.launchers(parsed.tu, path)] == ["launch"]
+
+
+# An error inside a shim is not in the user's file, so nothing else would show it, while every
+# program including the header silently loses what the broken declaration declared.
+HEADERS = ("cuda_runtime.h", "cuda.h", "call_kernel.h", "curand_kernel.h", "cooperative_groups.h",
+           "cub/cub.cuh", "helper_math.h", "cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "torch/all.h",
+           "ATen/cuda/CUDAContext.h", "stdio.h", "stdlib.h", "string.h", "time.h", "sys/time.h", "math.h",
+           "assert.h", "vector", "algorithm", "cstdio", "cstdlib", "cmath", "cstring", "ctime")
+
+
+def test_the_shim_headers_parse_without_errors(tmp_path):
+    src = tmp_path / "all_headers.cu"
+    src.write_text("".join(f"#include <{h}>\n" for h in HEADERS) + "int main() { return 0; }\n")
+    parsed = parse_file(src, ParseConfig(workspace=tmp_path))
+    assert not parsed.errors, [f"{e.file}:{e.line}: {e.message}" for e in parsed.errors]

@@ -11,7 +11,7 @@ from ...kir.nodes import NEW_CALL as NEW
 from ..memory import PathEnd
 from ..state import drop_range, fresh_value
 from .. import ints, lia
-from ..values import EXTENT_ONLY, FloatV, IntV, Loc, OpaqueV, PtrV, RefV, StructV, const_int, fresh_int
+from ..values import EXTENT_ONLY, FloatV, IntV, OpaqueV, PtrV, RefV, StructV, const_int, fresh_int
 from ...limits import MAX_SMEM_OPTIN, MAX_THREADS_PER_BLOCK, WARP_SIZE
 from ..context import _vars as z3_vars
 from ..threads import is_grid_barrier, shuffle_source
@@ -652,8 +652,6 @@ def symbol_copy(interp, st, call, this, args):
         raise PathEnd("stuck", f"{call.name} with a size that is not an integer", call.span)
     offset = args[3] if len(args) > 3 and isinstance(args[3], IntV) else const_int(0, T.UINT64)
     symbol = args[0] if to_symbol else args[1]
-    if isinstance(symbol, RefV) and isinstance(symbol.loc, Loc):
-        symbol = PtrV(symbol.loc.region, symbol.loc.off, BYTE)  # C++'s overload: the symbol by reference
     if isinstance(symbol, PtrV):
         from ..memory import index_to_int64
         symbol = interp.ptr_add(PtrV(symbol.region, symbol.off, BYTE), index_to_int64(offset, call.span), call.span)

@@ -363,10 +363,6 @@ cudaError_t cudaProfilerStart(void);
 cudaError_t cudaProfilerStop(void);
 }
 
-// C++'s overloads (cuda_runtime.h): the symbol by reference, the count its size by default.
-template <class T> cudaError_t cudaMemcpyToSymbol(const T& symbol, const void* src, size_t count = sizeof(T), size_t offset = 0, cudaMemcpyKind kind = cudaMemcpyHostToDevice);
-template <class T> cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_t count = sizeof(T), size_t offset = 0, cudaMemcpyKind kind = cudaMemcpyDeviceToHost);
-
 // The C++ overloads of cuda_runtime.h: typed pointers and kernels in place of void*.
 template <class T>
 inline cudaError_t cudaMalloc(T** devPtr, size_t size) { return ::cudaMalloc((void**)(void*)devPtr, size); }
@@ -397,6 +393,10 @@ inline cudaError_t cudaMemcpyToSymbol(const T& symbol, const void* src, size_t c
 template <class T>
 inline cudaError_t cudaMemcpyToSymbolAsync(const T& symbol, const void* src, size_t count, size_t offset = 0, cudaMemcpyKind kind = cudaMemcpyHostToDevice, cudaStream_t stream = 0) {
   return ::cudaMemcpyToSymbolAsync((const void*)&symbol, src, count, offset, kind, stream);
+}
+template <class T>
+inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_t count = sizeof(T), size_t offset = 0, cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
+  return ::cudaMemcpyFromSymbol(dst, (const void*)&symbol, count, offset, kind);
 }
 template <class T>
 inline cudaError_t cudaLaunchKernel(T* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem = 0, cudaStream_t stream = 0) {
