@@ -233,6 +233,8 @@ class MemoryOps:
         slots = self._slots(region, off, ty, modulus, rest)
         if slots is None:
             return self._spread_value(ty, region, span)
+        if isinstance(ty, T.PtrType) and _is_handle(ty.pointee):
+            return self._handle(ty)  # a stream or event from a table (`streams[device][0]`): opaque alike
         if isinstance(ty, T.PtrType):
             return self._pointer_entry(st, content, region, off, ty, slots, span)
         if slots and modulus > 1:
@@ -274,7 +276,9 @@ class MemoryOps:
         not fix: one value where the entries the path may pick merge into one (pointers into one
         object), else a fork per entry (``TableFork``). Entries are pruned in bit-vectors: the
         integers do not see the index's equalities, and a fork must fix one entry more each time."""
-        live = [k for k in slots if self.ctx.solver.feasible(list(st.pc) + [off.bv == k])]
+        at = ints.I(off)  # the linear integers first: they rule most entries out in milliseconds
+        live = [k for k in slots if not self.ctx.lia.unsat(st.pc, at == k, nonlinear=False)
+                and self.ctx.solver.feasible(list(st.pc) + [off.bv == k])]
         if not live:
             return self._fresh(ty, f"{region.name}[?]", span)
         values = [self._read_at(content, k, ty, region, span) for k in live]
