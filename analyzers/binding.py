@@ -741,7 +741,7 @@ def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, lin
     whose size stays unknown is listed in ``unknown``. ``loads``: memory name -> the values the
     witness loads from it (a reproducer fills the tensor so they occur); ``elements``: memory name
     -> [[element index, value], ...], where each was loaded (the reproducer sets those). ``params``: the launcher's
-    parameters in order, (name, "int" | "float" | "struct" | "other"): one the binding leaves out
+    parameters in order, (name, "int" | "float" | "struct" | "stream" | "other"): one the binding leaves out
     is passed as the engine took it (an integer or flag: any value, the witness's when it names
     one; an optional: absent), so the call has every argument, in the launcher's order. A struct
     taken by value is listed in ``structs`` and passed as its ``members`` (``layouts``: name ->
@@ -754,6 +754,10 @@ def concrete_call(inst: Instance, witness: dict, loads: dict, launcher: str, lin
     ordered = [(name, bound.get(name)) for name, _ in params] if params else list(inst.args)
     ordered += [(name, a) for name, a in inst.args if name not in kinds and params]
     for name, a in ordered:
+        if kinds.get(name) == "stream":
+            # A CUDA stream is a handle, whatever the binding made of it: the default stream.
+            args.append({"name": name, "kind": "stream"})
+            continue
         if a is None:
             kind = kinds[name]
             if kind in ("int", "float"):

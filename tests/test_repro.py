@@ -320,6 +320,30 @@ def test_a_racecheck_warning_at_either_access_of_a_race_confirms_it(tmp_path):
     assert outcome["neither"].status == "not-reproduced", outcome["neither"]
 
 
+def test_a_cuda_api_error_does_not_confirm_an_access_finding(tmp_path):
+    """memcheck's error that a launch got an invalid stream handle is the harness's mistake, not the
+    out-of-bounds read the finding claims; for a launch-config finding an API error is the evidence."""
+    from bot.repro.confirm import confirm_one
+
+    python = _fake(tmp_path / "python", "exit 0\n")
+    (tmp_path / "api.txt").write_text(
+        "========= Program hit cudaErrorInvalidResourceHandle (error 400) due to \"invalid resource handle\" on "
+        "CUDA API call to cudaLaunchKernel.\n"
+        "========= ERROR SUMMARY: 2 errors\n")
+    sanitizer = _fake(tmp_path / "compute-sanitizer", f"cat {tmp_path}/api.txt\n")
+    outcome = {}
+    for check in ("oob", "launch-config"):
+        d = tmp_path / check
+        d.mkdir()
+        (d / "repro.py").write_text("")
+        (d / "repro.json").write_text(json.dumps({
+            "tool": "memcheck", "use_sanitizer": True, "runnable": True, "where": "csrc/k.cu:30", "also": [],
+            "kind": "host", "hangs": False, "static_only": None, "check": check, "runtime_copy": False}))
+        outcome[check] = confirm_one(d, python, sanitizer, 60)
+    assert outcome["oob"].status == "not-reproduced" and "API error" in outcome["oob"].detail
+    assert outcome["launch-config"].status == "confirmed"
+
+
 def test_a_stable_abi_op_is_bound_through_tensor_handles_and_retried_with_half_operators(
         example_repros, tmp_path, monkeypatch):
     """An op written against PyTorch's stable ABI (vLLM 0.33's) cannot share a translation unit
@@ -538,6 +562,26 @@ def test_a_finding_in_an_op_that_makes_pointers_from_integers_is_not_runnable(tm
     g = to_dict(run_fixture(load_fixture(FIXTURES / "optional" / "group_quant_scales_sized_for_default.cu"),
                             tmp_path))["findings"][0]
     assert "foreign_pointers" not in g["call"] and plan(g).not_runnable is None
+
+
+def test_a_stream_argument_of_a_host_launcher_is_the_default_stream(tmp_path):
+    """`cudaStream_t stream` is a handle, not memory: the harness passes the default stream (before,
+    64 MiB of managed memory, and every launch failed with an invalid resource handle, which the
+    confirmation took for the finding's error)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixture_runner import load_fixture, run_fixture
+
+    from bot.reporters.jsonfmt import to_dict
+    from bot.repro.plan import plan
+    from bot.repro.scripts import write
+
+    (f,) = to_dict(run_fixture(load_fixture(FIXTURES / "host" / "permutation_table_one_past.cu"), tmp_path))["findings"]
+    assert [(a["name"], a["kind"]) for a in f["call"]["args"]] == [("out", "buffer"), ("which", "scalar"),
+                                                                   ("stream", "stream")]
+    r = plan(f)
+    write(r, f, tmp_path / "pick", FIXTURES)
+    source = _constants(tmp_path / "pick" / "repro.py")["host_harness_source"]()
+    assert "KvP::arg<2> a2{};" in source and source.count("cudaMallocManaged(") == 1
 
 
 def test_a_host_launcher_taking_a_struct_by_value_is_called_from_a_harness_that_fills_it(tmp_path):

@@ -194,12 +194,19 @@ def _struct_of(ty) -> T.StructType | None:
     return ty if isinstance(ty, T.StructType) and ty.fields else None
 
 
+def _is_stream(ty) -> bool:
+    """A CUDA stream (`cudaStream_t`: a pointer to the runtime's CUstream_st)."""
+    return isinstance(ty, T.PtrType) and "CUstream_st" in T.strip_ref(ty.pointee).name
+
+
 def _param_kind(ty) -> str:
     """How a reproducer passes a parameter the binding leaves out (binding.concrete_call)."""
     ty = T.strip_ref(ty)
     ty = getattr(ty, "payload", None) or ty  # an optional number the binding leaves out is taken present
     if isinstance(ty, (T.IntType, T.BoolType)):
         return "int"
+    if _is_stream(ty):
+        return "stream"
     if isinstance(ty, T.StructType):
         return "struct"
     if _struct_of(ty) is not None:
@@ -221,7 +228,7 @@ def struct_members(ty: T.StructType, name: str, depth: int = 0) -> list[dict]:
         fty, path = T.strip_ref(f.type), f"{name}.{f.name}"
         if isinstance(fty, (T.IntType, T.BoolType, T.FloatType)):
             out.append({"path": path, "kind": "scalar", "float": isinstance(fty, T.FloatType)})
-        elif isinstance(fty, T.PtrType) and "CUstream_st" in T.strip_ref(fty.pointee).name:
+        elif _is_stream(fty):
             out.append({"path": path, "kind": "stream"})  # null: the default stream
         elif isinstance(fty, T.PtrType) and not isinstance(T.strip_ref(fty.pointee), (T.StructType, T.OpaqueType,
                                                                                          T.PtrType)):
