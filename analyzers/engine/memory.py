@@ -21,6 +21,10 @@ from .values import (BoolV, FloatV, IntV, Loc, MultiLoc, MultiPtrV, PtrV, Region
 # offset is out of its bounds.
 UNCHECKED_SIZE = 1 << 62
 
+# A table read at a symbolic index is its entries' values while they are this few (ggml's block
+# sizes: 3); past it, a value no finding may rest on (needs-values): ggml's 27 element sizes as an
+# if-chain made host questions about a tensor's strides ones the solver could not finish.
+TABLE_VALUES_MAX = 8
 SYMBOLIC_SPREAD_MAX = 64  # a symbolic offset into a tracked object is spread over at most this many slots
 
 
@@ -230,36 +234,42 @@ class MemoryOps:
                 self._write_at(st.write_content(region), c, ty, v)
             return v
         modulus, rest = ints.residue(off)
-        slots = self._slots(region, off, ty, modulus, rest)
+        step = max(ty.size, 1)
+        slots = self._slots(region, off, ty)  # every multiple of the value's size the offset may take
+        few = slots is not None
+        if slots is None and modulus > 1:
+            # Too many for that, but the offset's residue is known (`traits[type].size`: 24 modulo
+            # the entry's 56 bytes): the slots of that residue only.
+            slots = self._slots(region, off, ty, modulus, rest)
+        elif slots is not None and modulus > 1:
+            slots = [k for k in slots if (k - rest) % modulus == 0]
         if slots is None:
             return self._spread_value(ty, region, span)
         if isinstance(ty, T.PtrType) and _is_handle(ty.pointee):
             return self._handle(ty)  # a stream or event from a table (`streams[device][0]`): opaque alike
         if isinstance(ty, T.PtrType):
             return self._pointer_entry(st, content, region, off, ty, slots, span)
-        if slots and modulus > 1:
-            # The offset's residue is known (`traits[type].size`: 8 modulo the entry's 56 bytes):
-            # in bounds, it is one of the slots (out of bounds is the bounds check's, and the path
-            # goes on as if in bounds), so the last slot is the default. A fresh default made the
-            # value's range the whole type's and its integer unknown: every size computed from
-            # a table read (ggml_nbytes) became a bit-vector question.
-            # Slots holding the same value are one branch: ggml's 39 block sizes are 3 values.
-            groups: list[tuple[list[int], Val]] = []
-            for k in slots:
-                v = self._read_at(content, k, ty, region, span)
-                same = next((g for g in groups if _same_value(g[1], v)), None)
-                if same is None:
-                    groups.append(([k], v))
-                else:
-                    same[0].append(k)
-            value = groups[-1][1]
-            for ks, v in reversed(groups[:-1]):
-                value = merge_values(z3.Or(*[off.bv == k for k in ks]), v, value) or value
-            return value
-        value = self._spread_value(ty, region, span)
+        # Slots holding the same value are one branch: ggml's 39 block sizes are 3 values.
+        groups: list[tuple[list[int], Val]] = []
         for k in slots:
             v = self._read_at(content, k, ty, region, span)
-            value = merge_values(off.bv == k, v, value) or value
+            same = next((g for g in groups if _same_value(g[1], v)), None)
+            if same is None:
+                groups.append(([k], v))
+            else:
+                same[0].append(k)
+        if not groups or (not few and len(groups) > TABLE_VALUES_MAX):
+            return self._spread_value(ty, region, span)
+        # With the residue a multiple of the slots' spacing, an offset in bounds is one of the
+        # slots (out of bounds is the bounds check's, and the path goes on as if in bounds): the
+        # last group is the default. Else an offset between slots reads a value the engine does
+        # not resolve. A fresh default made every size computed from a table read (ggml_nbytes) a
+        # value of any range, and findings rested on it.
+        spacing = modulus if not few else step
+        aligned = modulus > 1 and modulus % spacing == 0 and (rest - (slots[0] if slots else 0)) % spacing == 0
+        value = groups[-1][1] if aligned else self._spread_value(ty, region, span)
+        for ks, v in reversed(groups if not aligned else groups[:-1]):
+            value = merge_values(z3.Or(*[off.bv == k for k in ks]), v, value) or value
         return value
 
     def _spread_value(self, ty: T.Type, region: Region, span: N.Span) -> Val:
