@@ -17,7 +17,7 @@ tests/fixtures/threads/:
   grid_sync_in_loop_smoothing_in_place_two_syncs.cu verified (a grid barrier between reads and writes)
   block_rows_staged_through_shared_same_out.cu      race: every block writes its own row to one output row
   head_runs_rows_past_token.cu                      race: two blocks scale the same query elements in place
-  program_counts_matches_into_one_global_total.cu   race: every thread of four warps folds into one total
+  program_counts_matches_into_one_global_total.cu   race: every thread adds its count into one total (+=)
   program_counts_matches_one_thread_folds.cu        verified: its twin, thread 0 folds (the reference)
 
 Prints, per fixture, how many runs gave a wrong result (NaN or off by more than the tolerance), or
