@@ -295,27 +295,36 @@ def test_sanitizer_reports_are_read_per_tool():
     assert parse("Segmentation fault").errors is None  # no summary: the tool did not finish
 
 
-def test_a_racecheck_warning_at_either_access_of_a_race_confirms_it(tmp_path):
-    """racecheck names a race's hazard at one of its two accesses, with a warning when it cannot
-    tell the values apart: a warning at the finding's other access (the race's first write)
-    confirms it too; a warning at neither access does not."""
+def _sanitizer_printing(tmp_path, report: str):
+    """A confirm_one over a fake compute-sanitizer that prints ``report``: called with a
+    reproducer's name and the fields its repro.json has beyond the common ones."""
     from bot.repro.confirm import confirm_one
 
     python = _fake(tmp_path / "python", "exit 0\n")
-    (tmp_path / "warn.txt").write_text(
-        "========= Warning: Race reported between Write access at 0x2a0 in /r/k.cu:24:reduce(float*)\n"
-        "=========     and Read access at 0x310 in /r/k.cu:40:reduce(float*) [8 hazards]\n"
-        "========= RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)\n")
-    sanitizer = _fake(tmp_path / "compute-sanitizer", f"cat {tmp_path}/warn.txt\n")
-    outcome = {}
-    for name, also in (("other_access", ["csrc/k.cu:24"]), ("neither", ["csrc/k.cu:25"])):
+    (tmp_path / "report.txt").write_text(report)
+    sanitizer = _fake(tmp_path / "compute-sanitizer", f"cat {tmp_path}/report.txt\n")
+
+    def run(name: str, fields: dict):
         d = tmp_path / name
         d.mkdir()
         (d / "repro.py").write_text("")
         (d / "repro.json").write_text(json.dumps({
-            "tool": "racecheck", "use_sanitizer": True, "runnable": True, "where": "csrc/k.cu:30", "also": also,
-            "kind": "torch-op", "hangs": False, "static_only": None}))
-        outcome[name] = confirm_one(d, python, sanitizer, 60)
+            "use_sanitizer": True, "runnable": True, "where": "csrc/k.cu:30", "also": [], "hangs": False,
+            "static_only": None, **fields}))
+        return confirm_one(d, python, sanitizer, 60)
+    return run
+
+
+def test_a_racecheck_warning_at_either_access_of_a_race_confirms_it(tmp_path):
+    """racecheck names a race's hazard at one of its two accesses, with a warning when it cannot
+    tell the values apart: a warning at the finding's other access (the race's first write)
+    confirms it too; a warning at neither access does not."""
+    sanitized = _sanitizer_printing(
+        tmp_path, "========= Warning: Race reported between Write access at 0x2a0 in /r/k.cu:24:reduce(float*)\n"
+        "=========     and Read access at 0x310 in /r/k.cu:40:reduce(float*) [8 hazards]\n"
+        "========= RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)\n")
+    outcome = {name: sanitized(name, {"tool": "racecheck", "also": also, "kind": "torch-op"})
+               for name, also in (("other_access", ["csrc/k.cu:24"]), ("neither", ["csrc/k.cu:25"]))}
     assert outcome["other_access"].status == "confirmed" and "warning" in outcome["other_access"].detail
     assert outcome["neither"].status == "not-reproduced", outcome["neither"]
 
@@ -323,23 +332,11 @@ def test_a_racecheck_warning_at_either_access_of_a_race_confirms_it(tmp_path):
 def test_a_cuda_api_error_does_not_confirm_an_access_finding(tmp_path):
     """memcheck's error that a launch got an invalid stream handle is the harness's mistake, not the
     out-of-bounds read the finding claims; for a launch-config finding an API error is the evidence."""
-    from bot.repro.confirm import confirm_one
-
-    python = _fake(tmp_path / "python", "exit 0\n")
-    (tmp_path / "api.txt").write_text(
-        "========= Program hit cudaErrorInvalidResourceHandle (error 400) due to \"invalid resource handle\" on "
-        "CUDA API call to cudaLaunchKernel.\n"
-        "========= ERROR SUMMARY: 2 errors\n")
-    sanitizer = _fake(tmp_path / "compute-sanitizer", f"cat {tmp_path}/api.txt\n")
-    outcome = {}
-    for check in ("oob", "launch-config"):
-        d = tmp_path / check
-        d.mkdir()
-        (d / "repro.py").write_text("")
-        (d / "repro.json").write_text(json.dumps({
-            "tool": "memcheck", "use_sanitizer": True, "runnable": True, "where": "csrc/k.cu:30", "also": [],
-            "kind": "host", "hangs": False, "static_only": None, "check": check, "runtime_copy": False}))
-        outcome[check] = confirm_one(d, python, sanitizer, 60)
+    sanitized = _sanitizer_printing(
+        tmp_path, "========= Program hit cudaErrorInvalidResourceHandle (error 400) due to \"invalid resource "
+        "handle\" on CUDA API call to cudaLaunchKernel.\n========= ERROR SUMMARY: 2 errors\n")
+    outcome = {check: sanitized(check, {"tool": "memcheck", "kind": "host", "check": check, "runtime_copy": False})
+               for check in ("oob", "launch-config")}
     assert outcome["oob"].status == "not-reproduced" and "API error" in outcome["oob"].detail
     assert outcome["launch-config"].status == "confirmed"
 
