@@ -233,8 +233,7 @@ class MemoryOps:
                 # Bytes a copy wrote hold one value, whatever reads them (uninitialized ones may not).
                 self._write_at(st.write_content(region), c, ty, v)
             return v
-        modulus, rest = ints.residue(off)
-        step = max(ty.size, 1)
+        modulus, rest = _aligned_residue(off, ty)
         slots = self._slots(region, off, ty)  # every multiple of the value's size the offset may take
         few = slots is not None
         if slots is None and modulus > 1:
@@ -260,13 +259,12 @@ class MemoryOps:
                 same[0].append(k)
         if not groups or (not few and len(groups) > TABLE_VALUES_MAX):
             return self._spread_value(ty, region, span)
-        # With the residue a multiple of the slots' spacing, an offset in bounds is one of the
-        # slots (out of bounds is the bounds check's, and the path goes on as if in bounds): the
-        # last group is the default. Else an offset between slots reads a value the engine does
-        # not resolve. A fresh default made every size computed from a table read (ggml_nbytes) a
-        # value of any range, and findings rested on it.
-        spacing = modulus if not few else step
-        aligned = modulus > 1 and modulus % spacing == 0 and (rest - (slots[0] if slots else 0)) % spacing == 0
+        # With the residue known, an offset in bounds is one of the slots (out of bounds is the
+        # bounds check's, and the path goes on as if in bounds): the last group is the default.
+        # Else an offset between slots reads a value the engine does not resolve. A fresh default
+        # made every size computed from a table read (ggml_nbytes) a value of any range, and
+        # findings rested on it.
+        aligned = modulus > 1
         value = groups[-1][1] if aligned else self._spread_value(ty, region, span)
         for ks, v in reversed(groups if not aligned else groups[:-1]):
             value = merge_values(z3.Or(*[off.bv == k for k in ks]), v, value) or value
@@ -304,7 +302,7 @@ class MemoryOps:
         if c is not None:
             self._write_at(st.write_content(region), c, ty, value)
             return
-        slots = self._slots(region, off, ty, *ints.residue(off))
+        slots = self._slots(region, off, ty, *_aligned_residue(off, ty))
         if slots is None:
             self.forget_content(st, region, span)
             return
@@ -503,6 +501,14 @@ class MemoryOps:
         st.assume(lia.CURRENT.register(z3.And(x >= lo.bv, x <= hi.bv),
                                        z3.And(ints.I(v) >= ints.I(lo), ints.I(v) <= ints.I(hi))))
         return IntV(v.ty, v.bv, max(v.lo, lo.lo), min(v.hi, hi.hi), v.math, v.sites, None, ints.I(v))
+
+
+def _aligned_residue(off: IntV, ty: T.Type) -> tuple[int, int]:
+    """The offset's residue (ints.residue) where it puts every value of ``ty`` it may name on a
+    multiple of the value's size, as table entries' members are; else (1, 0): nothing known."""
+    modulus, rest = ints.residue(off)
+    step = max(T.strip_ref(ty).size, 1)
+    return (modulus, rest) if modulus > 1 and modulus % step == 0 and rest % step == 0 else (1, 0)
 
 
 def _same_value(a: Val, b: Val) -> bool:
