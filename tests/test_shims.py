@@ -369,7 +369,5 @@ HEADERS = ("cuda_runtime.h", "cuda.h", "call_kernel.h", "curand_kernel.h", "coop
 
 
 def test_the_shim_headers_parse_without_errors(tmp_path):
-    src = tmp_path / "all_headers.cu"
-    src.write_text("".join(f"#include <{h}>\n" for h in HEADERS) + "int main() { return 0; }\n")
-    parsed = parse_file(src, ParseConfig(workspace=tmp_path))
+    parsed, _ = _parse(tmp_path, "all_headers", "".join(f"#include <{h}>\n" for h in HEADERS) + "int main() { return 0; }\n")
     assert not parsed.errors, [f"{e.file}:{e.line}: {e.message}" for e in parsed.errors]
