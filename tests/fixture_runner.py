@@ -13,6 +13,7 @@ the findings it must produce on its own lines.
     options: {time_budget_s: 1}  # manifest options
     inconclusive: [timeout]      # inconclusive reasons that have no line
     kernels: none                # the op launches no kernel (else a verified op must reach one)
+    messages: ["(4294967296 becomes 0)"]   # text some finding's message must hold (a witness's values)
     */
     ...
     out[idx] = x;  // expect: oob
@@ -157,6 +158,10 @@ def compare(fx: Fixture, report) -> list[str]:
         got.add((loc.line, f"contract:{m.check}" if m.finding.contract else m.check))
     for line, check in sorted(fx.expected - got):
         problems.append(f"missing: line {line}: {check}")
+    for text in fx.header.get("messages", []):
+        if not any(text in m.finding.message for m in report.findings):
+            problems.append(f"no finding's message holds {text!r}: "
+                            + "; ".join(m.finding.message for m in report.findings))
     for line, check in sorted(got - fx.expected):
         msg = next(m.finding.message for m in report.findings if m.location.line == line
                    and check.endswith(m.check))

@@ -8,6 +8,7 @@ import re
 
 import z3
 
+from ..engine import ints
 from ..engine.values import MATH_BITS, widen
 from ..findings import Fix
 from .base import Check, depends_on_summary, havocked, make_finding, span_key, value_of
@@ -43,7 +44,7 @@ class OverflowCheck(Check):
             if ctx.excluded(st.pc, site.iwraps, *guard_i):
                 continue
             cond = z3.And(differs, site.wraps, *([guard] if guard is not None else []))
-            model = ctx.find_model(st.pc, cond, span, z3.And(site.iwraps, *guard_i))
+            model = ctx.find_model(st.pc, cond, span, z3.And(site.iwraps, *guard_i), _sharper(v, site, guard_i))
             if model is None:
                 continue
             # An expression around it that wraps too is the one to fix (declare int64 and widen);
@@ -56,7 +57,8 @@ class OverflowCheck(Check):
                 if ctx.excluded(st.pc, outer.iwraps, *guard_i):
                     continue
                 outer_cond = z3.And(differs, outer.wraps, *([guard] if guard is not None else []))
-                outer_model = ctx.find_model(st.pc, outer_cond, span, z3.And(outer.iwraps, *guard_i))
+                outer_model = ctx.find_model(st.pc, outer_cond, span, z3.And(outer.iwraps, *guard_i),
+                                             _sharper(v, outer, guard_i))
                 if outer_model is not None:
                     site, cond, model = outer, outer_cond, outer_model
                     break
@@ -94,6 +96,17 @@ class OverflowCheck(Check):
             fix = widening_fix(site)
         return make_finding(ctx, st, check, msg, site.span, model, z3.And(cond, site.wraps), expression=sink_span,
                             access=sink_span, wrapped_type=site.ctype, trace=list(site.stack or stack), fix=fix)
+
+
+def _sharper(v, site, guard_i) -> z3.BoolRef | None:
+    """The sink's own change in integers, for a sink of at most 32 bits: its exact value outside
+    its type. ``iwraps`` says only that the site's exact value leaves the site's type, which a
+    round trip can undo: `int64 -> int -> unsigned` changes a grid size only from 2^32 on, so an
+    integer guess of 2^31 rows is refused by the bit-vectors. (A narrower type between the site
+    and the sink can change a value inside the sink's type: then ``iwraps``' guesses are the ones.)"""
+    if v.ty.bits > 32 or site.iwraps is None:
+        return None
+    return z3.And(site.iwraps, ints.outside(ints.I(v), v.ty), *guard_i)
 
 
 def _finding_key(ctx, site) -> tuple:  # as Finding.key()

@@ -355,24 +355,44 @@ class Context:
         """True when the integers prove that pc ∧ int_conds cannot hold."""
         return self.lia.unsat(pc, *int_conds)
 
-    def find_model(self, pc: tuple, cond: z3.BoolRef, span: N.Span | None, cond_int: z3.BoolRef | None = None):
+    def find_model(self, pc: tuple, cond: z3.BoolRef, span: N.Span | None, cond_int: z3.BoolRef | None = None,
+                   sharper: z3.BoolRef | None = None):
         """A model of pc ∧ cond, None if infeasible. An unknown answer becomes an inconclusive
         reason at ``span``. With ``cond_int`` (the condition in integers), the sizes of an integer
         model are tried first: with every size fixed, products of sizes are constants and the
-        bit-vector query is easy, where the open one may not be."""
+        bit-vector query is easy, where the open one may not be. ``sharper``: a stronger integer
+        condition whose guesses are tried when ``cond_int``'s fail in bit-vectors (the integers
+        may miss part of ``cond``); it only steers the search, the bit-vectors decide."""
         self.tick()  # one statement may ask many near-limit queries: the budget holds between them
         if cond_int is not None and len(self.dim_order) > 1:
             names = [name for name, _ in self.dim_order]
-            # The linear minimum first (a small witness), then an exact nonlinear model.
-            for guess in (self.lia.minimize, self.lia.model_values):
-                values = guess(pc, cond_int, names)
-                if values:
+            asked = {c.get_id() for c in constants(cond)}
+            for condition in (cond_int, sharper):
+                if condition is None:
+                    continue
+                partly = True
+                # The linear minimum first (a small witness), then an exact nonlinear model.
+                for guess in (self.lia.minimize, self.lia.model_values):
+                    values = guess(pc, condition, names)
+                    if not values:
+                        continue
                     fixed = [term == values[name] for name, term in self.dim_order if name in values]
                     guided = self._try_model(list(pc) + [cond] + fixed)
                     if guided is not None:
-                        if guess == self.lia.minimize:
+                        if guess == self.lia.minimize and condition is cond_int:
                             self._guided = guided  # minimal() has nothing to add
                         return guided
+                    # The integers may not see every constraint on the other sizes (a byte stride
+                    # equal to an element size read from a table): the sizes the question names
+                    # fixed alone, once per condition, the bit-vectors choosing the rest, where
+                    # products of the fixed sizes are constants.
+                    own = [term == values[name] for name, term in self.dim_order
+                           if name in values and any(c.get_id() in asked for c in constants(term))]
+                    if partly and own and len(own) < len(fixed):
+                        partly = False
+                        guided = self._try_model(list(pc) + [cond] + own, effort=0.5)
+                        if guided is not None:
+                            return guided
         try:
             return self.solver.model(list(pc) + [cond])
         except SolverUnknown as exc:

@@ -35,14 +35,14 @@ def _fits(lo: int, hi: int, ty: T.IntType) -> bool:
     return ty.min <= lo and hi <= ty.max
 
 
-def _outside(iv: z3.ArithRef, ty: T.IntType) -> z3.BoolRef:
+def outside(iv: z3.ArithRef, ty: T.IntType) -> z3.BoolRef:
     return z3.Or(iv < ty.min, iv > ty.max)
 
 
 def _site(kind: str, span: N.Span, ty: T.IntType, wraps: z3.BoolRef, stack, from_type: str | None,
           machine, exact, exact_iv) -> WrapSite:
     return WrapSite(new_site_id(), kind, span, ty.name, from_type, wraps, tuple(stack), machine, exact, ty.signed,
-                    _outside(exact_iv, ty))
+                    outside(exact_iv, ty))
 
 
 def _interpret(lo: int, hi: int, ty: T.IntType) -> tuple[int, int]:
