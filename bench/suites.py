@@ -12,7 +12,12 @@ on the clean ones, and how many it did not reach or could not decide.
   GPUVerify's subject, so a bound finding on a ``//pass`` case is counted apart). Files with ``-D``
   flags or several kernels run with what the header gives.
 - ``esbmc``: every case folder with a ``test.desc``; ``VERIFICATION FAILED`` cases expect a
-  finding, ``VERIFICATION SUCCESSFUL`` ones none; the program's ``main`` runs zero-config.
+  finding, ``VERIFICATION SUCCESSFUL`` ones none; the program's ``main`` runs zero-config. A
+  failing case's ``test.desc`` may name the property that fails (``#array bounds violated$``,
+  ``#W/W data race$``, ``#assertion$``): such a case is scored as an Indigo3 tag is
+  (``ESBMC_PROPERTY_CHECKS``: a finding of a check that finds that property; ``assertion`` and
+  ``constant memory`` are properties no check looks for, counted apart). A case that names none
+  counts any finding, and the totals say how many of each there are.
 - ``indigo``: every ``.cu`` under PATH, an Indigo3 checkout whose ``generate_all_codes.py cuda``
   wrote them (``configure.txt``'s ``bug`` option picks clean or buggy versions); each runs
   zero-config as in ``esbmc``, in a folder with a copy of the checkout's ``lib/`` (its ``main``,
@@ -56,6 +61,27 @@ INDIGO_TAG_CHECKS = {
     "RaceBug": frozenset({"race"}), "AtomicBug": frozenset({"race"}),
     "SyncBug": frozenset({"race", "barrier-divergence"}),
 }
+
+
+# ESBMC-GPU's property names (the ``#...$`` line of a failing case's test.desc) and the checks that
+# find a bug of that property. Functional assertions and writes to __constant__ memory (which nvcc
+# rejects in device code) are no check's subject.
+ESBMC_PROPERTY_CHECKS = {
+    "array bounds violated": BOUNDS, "Access to object out of bounds": BOUNDS,
+    "dereference failure": BOUNDS | {"null-deref"}, "NULL pointer": frozenset({"null-deref"}),
+    "data race": frozenset({"race"}), "W/W data race": frozenset({"race"}), "R/W data race": frozenset({"race"}),
+    "assertion": frozenset(), "constant memory": frozenset(),
+}
+
+
+def esbmc_property(main: Path) -> str | None:
+    """The property a failing ESBMC-GPU case names in its test.desc, if any."""
+    desc = main.parent / "test.desc"
+    if not desc.is_file():
+        return None
+    found = [x.strip() for x in re.findall(r"^#(.+?)\$?\s*$", desc.read_text(errors="replace"), re.M)
+             if not x.strip().startswith("VERIFICATION")]  # a verdict written as a comment, not a property
+    return found[0] if found else None
 
 
 def _gpuverify_cases(path: Path) -> list[tuple[Path, bool]]:
@@ -206,11 +232,15 @@ def main() -> int:
         print(f"no {args.kind} cases under {path}", file=sys.stderr)
         return 2
     rows, counts, tags, reasons = [], collections.Counter(), collections.Counter(), collections.Counter()
+    props = collections.Counter()  # (ESBMC-GPU property, outcome) of the failing cases
     unchecked_with_finding = 0
     for f, bug in cases:
         r = run_case(args.kind, f, args.budget)
-        expected = indigo_checks(f) if args.kind == "indigo" else None
+        prop = esbmc_property(f) if args.kind == "esbmc" and bug else None
+        expected = indigo_checks(f) if args.kind == "indigo" else ESBMC_PROPERTY_CHECKS.get(prop) if prop else None
         o = outcome(bug, r, expected)
+        if args.kind == "esbmc" and bug:
+            props[(prop or "no property named", o)] += 1
         # Bug cases whose bugs no check looks for are neither found nor missed: counted apart.
         group = "unchecked" if bug and expected is not None and not expected else bug
         counts[(group, o)] += 1
@@ -232,6 +262,7 @@ def main() -> int:
         why = r.get("error") or ", ".join(r.get("checks") or []) or ", ".join(sorted(set(r.get("reasons") or []))) \
             or "; ".join(u[:80] for u in r.get("unverified") or [])
         rows.append({"case": str(f.relative_to(path)), "bug": bug, "outcome": o, "why": why,
+                     **({"property": prop} if prop else {}),
                      "seconds": round(r["seconds"], 1), **({"tags": case_tags} if case_tags else {}),
                      **({k: r[k] for k in ("verdicts", "details", "unverified", "sites") if r.get(k)})})
         print(f"{'bug  ' if bug else 'clean'} {o:13s} {r['seconds']:6.1f}s  {f.relative_to(path)}  {why[:100]}",
@@ -245,7 +276,7 @@ def main() -> int:
           f"reached {reached} ({100 * reached / len(cases):.0f}%)")
     if bugs:
         print(f"  bug cases:   found {counts[(True, 'found')]} ({100 * counts[(True, 'found')] / bugs:.0f}% recall), "
-              + (f"other finding {counts[(True, 'other finding')]}, " if args.kind == "indigo" else "")
+              + (f"other finding {counts[(True, 'other finding')]}, " if args.kind != "gpuverify" else "")
               + f"missed {counts[(True, 'missed')]}, inconclusive {counts[(True, 'inconclusive')]}, "
               f"not reached {counts[(True, 'not reached')]}, crashed {counts[(True, 'crashed')]}")
     if clean:
@@ -261,6 +292,20 @@ def main() -> int:
         print(f"  {t}: {tags[(t, 'cases')]} cases, reached {tags[(t, 'reached')]}, {scored}; "
               f"the only tag in {tags[(t, 'cases alone')]}, reached {tags[(t, 'reached alone')]}"
               + (f", matched {tags[(t, 'matched alone')]}" if t in INDIGO_TAG_CHECKS else ""))
+    for prop in sorted({p for p, _ in props}):
+        per = {o: n for (p, o), n in props.items() if p == prop}
+        checked = ESBMC_PROPERTY_CHECKS.get(prop, None) != frozenset()
+        print(f"  {prop}: {sum(per.values())} failing cases, " + (", ".join(
+            f"{o} {n}" for o, n in sorted(per.items(), key=lambda kv: -kv[1])) if checked
+            else f"no check's subject (reached {sum(n for o, n in per.items() if o not in ('not reached', 'crashed'))})"))
+    scored = collections.Counter()
+    for (p, o), n in props.items():
+        if ESBMC_PROPERTY_CHECKS.get(p):
+            scored[o] += n
+    if scored:
+        total = sum(scored.values())
+        print(f"  memory-safety and race properties named in test.desc: found {scored.get('found', 0)} of {total} "
+              f"({100 * scored.get('found', 0) / total:.0f}% recall)")
     for (what, why), n in sorted(reasons.items(), key=lambda kv: (kv[0][0], -kv[1])):
         print(f"  {what}: {n} {why}")
     if args.json:
