@@ -366,7 +366,7 @@ class Context:
         self.tick()  # one statement may ask many near-limit queries: the budget holds between them
         if cond_int is not None and len(self.dim_order) > 1:
             names = [name for name, _ in self.dim_order]
-            asked = {c.get_id() for c in constants(cond)}
+            asked = None  # the constants the question names, once a guess for every size fails
             for condition in (cond_int, sharper):
                 if condition is None:
                     continue
@@ -386,9 +386,12 @@ class Context:
                     # equal to an element size read from a table): the sizes the question names
                     # fixed alone, once per condition, the bit-vectors choosing the rest, where
                     # products of the fixed sizes are constants.
+                    if not partly:
+                        continue
+                    asked = asked if asked is not None else {c.get_id() for c in constants(cond)}
                     own = [term == values[name] for name, term in self.dim_order
                            if name in values and any(c.get_id() in asked for c in constants(term))]
-                    if partly and own and len(own) < len(fixed):
+                    if own and len(own) < len(fixed):
                         partly = False
                         guided = self._try_model(list(pc) + [cond] + own, effort=0.5)
                         if guided is not None:
