@@ -27,10 +27,16 @@ ACCESS_CHECKS = frozenset({"oob", "shared-oob", "local-oob", "null-deref", "misa
                            "narrowing"})
 
 
-def _api_error_only(desc: dict, first: str) -> bool:
-    """Whether the run's first error is a CUDA API call's, which cannot be an access finding's."""
-    api = first.startswith("Program hit cudaError") or first.startswith("CUDA error")
-    return api and desc.get("check") in ACCESS_CHECKS and not desc.get("runtime_copy")
+def _api_error_refusal(desc: dict, tool: str, error: str) -> Confirmation | None:
+    """``not-reproduced`` when the run's first error is a CUDA API call's (an invalid handle, a bad
+    argument), which cannot be an access finding's evidence; None otherwise, a fault the runtime
+    reports through an API call (an illegal address) included."""
+    api = error.startswith("Program hit cudaError") or error.startswith("CUDA error")
+    if not api or any(w in error for w in _FAULTS) or desc.get("check") not in ACCESS_CHECKS \
+            or desc.get("runtime_copy"):
+        return None
+    return Confirmation("not-reproduced", tool, f"the call failed with a CUDA API error before any access "
+                        f"({error.strip()[:240]}): the harness's call, not the finding's access")
 
 
 @dataclass
@@ -130,9 +136,9 @@ def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: fl
             # the values); one at either access of the finding is the race seen, said as a warning.
             return Confirmation("confirmed", tool, f"racecheck warning (no error) at the finding's accesses: "
                                 f"{report.first}")
-        if report.found and _api_error_only(desc, report.first):
-            return Confirmation("not-reproduced", tool, "the call failed with a CUDA API error before any access "
-                                f"({report.first}): the harness's call, not the finding's access")
+        refused = _api_error_refusal(desc, tool, report.first) if report.found else None
+        if refused is not None:
+            return refused
         if report.found:
             at = f" at {report.at[0]}:{report.at[1]}" if report.at else ""
             elsewhere = "" if not report.places or at_finding else \
@@ -146,11 +152,10 @@ def confirm_one(repro_dir: Path, python: str, sanitizer: str | None, timeout: fl
         # A fault is not the race or the barrier this finding claims: only the tool's report is.
         return Confirmation("not-reproduced", tool, f"{tool} reported nothing; the run faulted instead: "
                             + (cuda_error or f"signal {-done.returncode}")[:240])
-    if done.returncode == EXIT_CUDA_ERROR and cuda_error and not any(w in cuda_error for w in _FAULTS) \
-            and _api_error_only(desc, cuda_error):
-        return Confirmation("not-reproduced", tool, f"the call failed with a CUDA API error before any access "
-                            f"({cuda_error.strip()[:240]}): the harness's call, not the finding's access")
     if done.returncode == EXIT_CUDA_ERROR and cuda_error:
+        refused = _api_error_refusal(desc, tool, cuda_error)
+        if refused is not None:
+            return refused
         return Confirmation("confirmed", tool, cuda_error.strip()[:300])
     # A fault can also end the process from a destructor (an asynchronous CUDA error thrown where
     # nothing catches it): the runtime's own words confirm it.
