@@ -364,6 +364,8 @@ class Context:
         condition whose guesses are tried when ``cond_int``'s fail in bit-vectors (the integers
         may miss part of ``cond``); it only steers the search, the bit-vectors decide."""
         self.tick()  # one statement may ask many near-limit queries: the budget holds between them
+        if self.pin_terms and z3.is_false(replay.decide(cond, self.pin_terms)):
+            return None  # a replay's path holds its inputs fixed: where they decide the condition, no query
         if cond_int is not None and len(self.dim_order) > 1:
             names = [name for name, _ in self.dim_order]
             asked = None  # the constants the question names, once a guess for every size fails
