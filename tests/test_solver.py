@@ -103,6 +103,32 @@ def test_a_remembered_answer_costs_the_work_of_asking_again():
     assert other.stats.queries > 0
 
 
+def test_a_query_alike_up_to_names_is_answered_from_memory_with_its_own_names():
+    """Each dtype fork of a kernel names its loop counters and loads afresh: the same race or
+    bounds question comes back under other names. It is answered from memory, charged the same
+    work, and its witness speaks of its own constants; a query that differs in more than names is
+    asked."""
+    forget_answers()
+
+    def question(prefix: str, bound: int):
+        i, n = z3.BitVec(f"{prefix}i", 32), z3.BitVec(f"{prefix}n", 32)
+        return [z3.ULT(i, n), z3.ULE(n, 4096), z3.UGE(i * 4 + 3, bound)]
+
+    first = Solver()
+    answer, units = _units(first, question("half.", 4096))
+    assert first.stats.queries > 0 and answer is not None
+    second = Solver()
+    again, again_units = _units(second, question("bf16.", 4096))
+    assert second.stats.queries == 0 and again_units == units
+    i, n = z3.BitVec("bf16.i", 32), z3.BitVec("bf16.n", 32)
+    assert z3.is_true(again.eval(z3.And(*question("bf16.", 4096)), model_completion=True))
+    assert again.eval(i).as_long() == answer.eval(z3.BitVec("half.i", 32)).as_long()
+    assert str(n) in {str(d) for d in again.decls()}
+    third = Solver()
+    unsat, _ = _units(third, question("f32.", 1 << 20))  # another bound: another query
+    assert third.stats.queries > 0 and unsat is None
+
+
 def test_a_question_a_kept_model_satisfies_is_answered_without_asking_and_proofs_still_are():
     """The integer tier keeps the models of the questions it found satisfiable: a branch's other
     side, or a later question of the same path, that one of them satisfies is not a proof, which is

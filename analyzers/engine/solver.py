@@ -28,14 +28,64 @@ RELAXED_SHARE = 0.01
 # queries. A query in a context of its own is a function of its terms, its limit and its seeds
 # (z3 hash-conses terms, so the same terms have the same ids while they live; the entry keeps
 # them alive), and a remembered answer charges the work it cost (work.charge): verdicts are those
-# of asking again, in any order.
+# of asking again, in any order. Two tables: the query as asked, and the query with its
+# constants renamed in the order they occur (``_canonical``): each dtype fork of a kernel names
+# its loop counters and loads afresh, so its race and bounds questions repeat another fork's up
+# to names. What z3 solves is always the renamed query, so an answer never depends on which of
+# the two tables held it.
 _ANSWERS: OrderedDict = OrderedDict()
+_RENAMED: OrderedDict = OrderedDict()
 MAX_ANSWERS = 4096
 
 
 def forget_answers() -> None:
     """Drop the remembered answers (a test that measures a query's own work asks it afresh)."""
     _ANSWERS.clear()
+    _RENAMED.clear()
+
+
+def _remember(table: OrderedDict, key, entry) -> None:
+    table[key] = entry
+    if len(table) > MAX_ANSWERS:
+        table.popitem(last=False)
+
+
+def _canonical(constraints: list) -> tuple:
+    """The query with its constants renamed ``q!0, q!1, ...`` in the order a left-to-right walk
+    meets them, and those constants in that order: two queries alike up to names are one term."""
+    query = z3.And(*constraints) if len(constraints) != 1 else constraints[0]
+    names = constants(query, left_to_right=True)
+    renamed = z3.substitute(query, *[(c, z3.Const(f"q!{i}", c.sort())) for i, c in enumerate(names)]) \
+        if names else query
+    return renamed, names
+
+
+def _values(model: z3.ModelRef, renamed_count: int) -> list:
+    """A renamed query's model as the values of its constants, by position (a python int, or a
+    bool for a boolean constant; None where the model leaves it open)."""
+    out = []
+    by_name = {d.name(): model[d] for d in model.decls()}
+    for i in range(renamed_count):
+        v = by_name.get(f"q!{i}")
+        if v is None:
+            out.append(None)
+        elif z3.is_bv_value(v):
+            out.append(v.as_long())
+        elif z3.is_true(v) or z3.is_false(v):
+            out.append(z3.is_true(v))
+        else:
+            out.append(None)
+    return out
+
+
+def _model_from(values: list, names: list) -> z3.ModelRef:
+    """A model (main context) giving each of ``names`` its value from a renamed query's answer."""
+    model = z3.Model()
+    for c, v in zip(names, values):
+        if v is None:
+            continue
+        model.update_value(c.decl(), z3.BoolVal(v) if isinstance(v, bool) else z3.BitVecVal(v, c.size()))
+    return model
 
 
 class SolverUnknown(Exception):
@@ -180,18 +230,41 @@ class Solver:
         # query took from one to several times its median work, and a verdict near the limit
         # depended on the process's history. Translated, the query is numbered by itself alone.
         attempts = attempts or self.attempts
-        key = (tuple(c.get_id() for c in constraints), attempts, self._limit(rlimit))
+        limit = self._limit(rlimit)
+        key = (tuple(c.get_id() for c in constraints), attempts, limit)
         known = _ANSWERS.get(key)
         if known is not None:
             _ANSWERS.move_to_end(key)
-            r, model, units, why, _ = known
-            work.charge(units)
-            self.stats.cached += 1
-            if r == z3.unknown:
-                self._last_unknown = why
-            return r, model
+            return self._remembered(known)
+        renamed, names = _canonical(constraints)
+        renamed_key = (renamed.get_id(), attempts, limit)
+        answer = _RENAMED.get(renamed_key)
+        if answer is not None:
+            _RENAMED.move_to_end(renamed_key)
+            r, values, units, why, _ = answer
+            known = (r, _model_from(values, names) if r == z3.sat else None, units, why, tuple(constraints))
+            _remember(_ANSWERS, key, known)
+            return self._remembered(known)
+        r, values, units, why, wall_clock = self._solve(renamed, len(names), attempts, rlimit)
+        model = _model_from(values, names) if r == z3.sat else None
+        if not wall_clock:  # the wall clock's answers are the machine's, not the query's
+            _remember(_RENAMED, renamed_key, (r, values, units, why, renamed))
+            _remember(_ANSWERS, key, (r, model, units, why, tuple(constraints)))
+        return r, model
+
+    def _remembered(self, known: tuple) -> tuple:
+        r, model, units, why, _ = known
+        work.charge(units)
+        self.stats.cached += 1
+        if r == z3.unknown:
+            self._last_unknown = why
+        return r, model
+
+    def _solve(self, renamed: z3.BoolRef, count: int, attempts: int, rlimit: int | None) -> tuple:
+        """Ask z3 a renamed query in a context of its own: (answer, the model's values by position,
+        work units, why it is unknown, whether the wall clock ended it)."""
         context = z3.Context()
-        query = z3.And(*constraints).translate(context) if len(constraints) != 1 else constraints[0].translate(context)
+        query = renamed.translate(context)
         units = 0
         for seed in range(attempts):
             s = self._new(seed, rlimit, context)
@@ -203,17 +276,12 @@ class Solver:
             self.stats.queries += 1
             if r != z3.unknown:
                 break
-        why = None
+        why, wall_clock = None, False
         if r == z3.unknown:
-            why = s.reason_unknown() or "unknown"
-            self._last_unknown = "its work limit was reached" if why in ("canceled", "timeout") or "resource" in why \
-                else why
-        model = s.model().translate(z3.main_ctx()) if r == z3.sat else None
-        if why != "timeout" and why != "canceled":  # the wall clock's answers are the machine's, not the query's
-            _ANSWERS[key] = (r, model, units, self._last_unknown, tuple(constraints))
-            if len(_ANSWERS) > MAX_ANSWERS:
-                _ANSWERS.popitem(last=False)
-        return r, model
+            raw = s.reason_unknown() or "unknown"
+            wall_clock = raw in ("timeout", "canceled")
+            why = self._last_unknown = "its work limit was reached" if wall_clock or "resource" in raw else raw
+        return r, (_values(s.model(), count) if r == z3.sat else []), units, why, wall_clock
 
     def feasible(self, constraints: list, strict: bool = False) -> bool:
         """Whether the constraints can hold. An unknown answer counts as feasible (exploring a path
