@@ -9,7 +9,7 @@ from pathlib import Path
 import clang.cindex as ci
 
 from . import binding as B
-from .binding import KERNEL_LAUNCHER, KERNEL_OP, LAUNCH_ARGS, split_template
+from .binding import KERNEL_LAUNCHER, KERNEL_OP, LAUNCH_ARGS, THROUGH_LAUNCHER, THROUGH_OP, split_template
 from . import zeroconfig
 from .checks import default_checks
 from .engine.context import Options
@@ -146,6 +146,9 @@ class Workspace:
         if launcher.startswith(KERNEL_OP):
             self._ops[key] = self.kernel_op(file, launcher[len(KERNEL_OP):])
             return self._ops[key]
+        if launcher.startswith(THROUGH_OP):
+            self._ops[key] = self.through_op(file, launcher)
+            return self._ops[key]
         unit = self.unit(file)
         if unit.definitions is None:
             unit.definitions = list(discover.function_definitions(unit.parsed.tu, unit.parsed.path))
@@ -214,11 +217,79 @@ class Workspace:
         object.__setattr__(fn, "display", spec)  # reports name the op by its kernel
         return LoweredOp(spec, file, program, fn, variant.parsed.errors)
 
+    def through_op(self, file: str, spec: str) -> LoweredOp:
+        """A launcher a getter returns (binding.THROUGH_OP): a host function appended to the file
+        that calls it through a pointer of the getter's result type, as the getter's callers do
+        (the pointer's type deduces a template's arguments: ``to_fp16_cuda_t f = launch_q4;``),
+        its parameters the pointer type's, named as the launcher names them. Its lines read as
+        the getter's return statement."""
+        getter_name, expression = B.through_parts(spec)
+        unit = self.unit(file)
+        if unit.definitions is None:
+            unit.definitions = list(discover.function_definitions(unit.parsed.tu, unit.parsed.path))
+        getters = discover.find_function(unit.parsed.tu, unit.parsed.path, getter_name, unit.definitions)
+        external = lambda decl: self.crosstu.definition(unit.parsed.path, decl)  # noqa: E731
+        returned = {text: (ref, stmt) for getter in getters[:1]
+                    for text, ref, stmt in discover.returned_launchers(getter, discover.LaunchReach(external))}
+        if expression not in returned:
+            raise OpNotFound(f"{file}: '{getter_name}' returns no launcher '{expression}'")
+        getter, (ref, stmt) = getters[0], returned[expression]
+        pointee = getter.result_type.get_canonical().get_pointee()
+        types = [t.get_canonical().spelling for t in pointee.argument_types()]
+        names = [c.spelling for c in ref.get_children() if c.kind == ci.CursorKind.PARM_DECL]
+        if len(names) != len(types) or not all(names) or len(set(names)) != len(names):
+            names = [f"arg{i}" for i in range(len(types))]
+        # Each type through an alias: a canonical spelling of a pointer to function or to an array
+        # is not a declarator a name can follow.
+        aliases = "".join(f"using {THROUGH_LAUNCHER}_t{i} = {t};\n" for i, t in enumerate(types))
+        params = ", ".join(f"{THROUGH_LAUNCHER}_t{i} {n}" for i, n in enumerate(names))
+        body = (f"{aliases}void {THROUGH_LAUNCHER}({params}) {{\n"
+                f"  using {THROUGH_LAUNCHER}_fn = {getter.result_type.spelling};\n"
+                f"  {THROUGH_LAUNCHER}_fn {THROUGH_LAUNCHER}_f = {expression};\n"
+                f"  {THROUGH_LAUNCHER}_f({', '.join(names)});\n}}\n")
+        scopes = []
+        parent = getter.semantic_parent
+        while parent is not None and parent.kind == ci.CursorKind.NAMESPACE:
+            scopes.insert(0, parent.spelling)
+            parent = parent.semantic_parent
+        for scope in reversed(scopes):  # the getter's namespaces: its names resolve as in its body
+            body = f"namespace {scope} {{\n{body}}}\n"
+        path = self.path(file)
+        text = path.read_text(errors="replace")
+        variant = self.unit_with(file, text + "\n" + body)
+        if variant is None:
+            raise OpNotFound(f"{file}: the call of '{expression}' that '{getter_name}' returns could not be parsed")
+        last = text.count("\n") + 1
+        errors = [e for e in variant.parsed.errors if e.line > last and Path(e.file).resolve() == variant.parsed.path]
+        if errors:
+            raise OpNotFound(f"{file}:{stmt.location.line}: a call of '{expression}', which '{getter_name}' returns, "
+                             f"does not compile ({errors[0].message})")
+        found = discover.find_function(variant.parsed.tu, variant.parsed.path, THROUGH_LAUNCHER)
+        fkey = variant.lowerer.function(found[0]) if found else None
+        if fkey is None:
+            raise OpNotFound(f"{file}: the call of '{expression}' that '{getter_name}' returns could not be lowered")
+        program = variant.lowerer.program
+        fn = program.functions[fkey]
+        at = N.Span(fn.span.file, stmt.location.line, stmt.location.column, stmt.extent.end.line,
+                    stmt.extent.end.column, f"{getter_name} returns {expression.replace(' ', '')}")
+        _respan(fn, last, at)
+        object.__setattr__(fn, "display", B.op_display(spec))
+        return LoweredOp(spec, file, program, fn, variant.parsed.errors)
+
     def entry_points(self, file: str) -> list[str]:
         """The ops of a file when no manifest names them (see discover.entry_points)."""
         unit = self.unit(file)
         external = lambda decl: self.crosstu.definition(unit.parsed.path, decl)  # noqa: E731
-        return [qualified_name(c) for c in discover.entry_points(unit.parsed.tu, unit.parsed.path, external)]
+        reach = discover.LaunchReach(external)
+        out = []
+        for c in discover.entry_points(unit.parsed.tu, unit.parsed.path, external):
+            returned = discover.returned_launchers(c, reach)
+            # A getter of launchers: each function it returns is an op, called as its callers call
+            # it; the getter itself is one only where it also launches something.
+            out += [B.through_spec(qualified_name(c), text) for text, _, _ in returned]
+            if not returned or discover.launches_itself(c, reach):
+                out.append(qualified_name(c))
+        return out
 
     def zero_config(self, op: LoweredOp, limits: zeroconfig.Limits | None = None) -> list[tuple[str, B.Instance]]:
         """Instances of an op without a binding: symbolic shapes, dtypes and scalars."""

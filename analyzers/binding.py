@@ -6,6 +6,8 @@ the engine sees an instance, so only user dims remain symbolic.
 """
 from __future__ import annotations
 
+import re
+
 import ast
 import itertools
 import math
@@ -377,6 +379,35 @@ KERNEL_OP = "kernel:"
 KERNEL_LAUNCHER = "__kernelvet_launch"  # the host function a bare kernel's op runs
 LAUNCH_ARGS = ("__kv_grid_x", "__kv_grid_y", "__kv_grid_z", "__kv_block_x", "__kv_block_y", "__kv_block_z",
                "__kv_shared_bytes")
+
+# A launcher a getter returns (``to_fp16_cuda_t get_to_fp16(type) { ... return launch_q4<half>; }``,
+# llama.cpp's convert.cu): its op calls the returned function through a pointer of the getter's
+# result type, as the getter's callers do, from a host function kernelvet appends to the file
+# (api.Workspace.through_op). Named by this prefix, the getter and the returned expression.
+THROUGH_OP = "through:"
+THROUGH_LAUNCHER = "__kernelvet_through"
+
+
+def through_spec(getter: str, expression: str) -> str:
+    return f"{THROUGH_OP}{getter}={expression}"
+
+
+def through_parts(spec: str) -> tuple[str, str]:
+    """'through:get_to_fp16=launch_q4 < half >' -> ('get_to_fp16', 'launch_q4 < half >'): the
+    expression as its tokens, spaced."""
+    getter, _, expression = spec[len(THROUGH_OP):].partition("=")
+    return getter, expression
+
+
+def op_display(launcher: str) -> str:
+    """How reports name an op planned under ``launcher``: a returned launcher by itself and its
+    getter."""
+    if launcher.startswith(THROUGH_OP):
+        getter, expression = through_parts(launcher)
+        shown = re.sub(r"\s*([<>,()&*:])\s*", r"\1", expression).replace(",", ", ")
+        return f"{shown} (returned by {getter})"
+    return launcher
+
 
 def split_template(spec: str) -> tuple[str, list[str]]:
     """'ns::k<float, Vec<2>, 4>' -> ('ns::k', ['float', 'Vec<2>', '4'])."""

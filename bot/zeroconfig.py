@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analyzers.api import Workspace
+from analyzers.binding import op_display
 
 from .isolation import run_isolated
 from .manifest import Planned
@@ -35,5 +36,5 @@ def plan(root: Path, files: list[str], covered: set[tuple[str, str]], include_di
         for name in names:
             if (file, name) in covered or (file, name.rsplit("::", 1)[-1]) in covered:
                 continue
-            out.append(Planned(-1 - i, name, file, name, None, [ZERO_CONFIG_LABEL]))
+            out.append(Planned(-1 - i, op_display(name), file, name, None, [ZERO_CONFIG_LABEL]))
     return out

@@ -215,6 +215,60 @@ class LaunchReach:
         return defn is not None and any(ch.kind == CK.COMPOUND_STMT for ch in defn.get_children())
 
 
+_FUNCTION_TYPES = (ci.TypeKind.FUNCTIONPROTO, ci.TypeKind.FUNCTIONNOPROTO)
+
+
+def returned_launchers(c: ci.Cursor, reach: LaunchReach) -> list[tuple[str, ci.Cursor, ci.Cursor]]:
+    """A getter's launchers: of a free function whose result is a pointer to a function, the
+    functions its return statements name without calling them (``return launch_q4<half>;``) that
+    reach a kernel launch, as (the expression's text, the function, the return statement), each
+    text once, in source order. Its callers call them; the getter itself launches nothing."""
+    if c.kind != CK.FUNCTION_DECL:
+        return []
+    result = c.result_type.get_canonical()
+    if result.kind != ci.TypeKind.POINTER or result.get_pointee().kind not in _FUNCTION_TYPES:
+        return []
+    out, seen = [], set()
+
+    def named(e):
+        """Functions an expression names as its value: ``f``, ``&f<T>``, either side of ``?:``
+        (not what a call inside it returns)."""
+        if e.kind == CK.CALL_EXPR:
+            return
+        if e.kind == CK.DECL_REF_EXPR:
+            yield e
+            return
+        for kid in e.get_children():
+            yield from named(kid)
+
+    for node in c.walk_preorder():
+        if node.kind != CK.RETURN_STMT:
+            continue
+        for value in node.get_children():
+            for e in named(value):
+                ref = e.referenced
+                if ref is None or ref.kind not in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE) or is_kernel(ref) \
+                        or not reach.reaches(ref):
+                    continue
+                text = " ".join(t.spelling for t in e.get_tokens())
+                if text and "=" not in text and text not in seen:
+                    seen.add(text)
+                    out.append((text, ref, node))
+    return out
+
+
+def launches_itself(c: ci.Cursor, reach: LaunchReach) -> bool:
+    """Whether ``c`` launches a kernel, or calls a function that does (not only names one)."""
+    for node in c.walk_preorder():
+        if is_launch(node):
+            return True
+        if node.kind == CK.CALL_EXPR and node.referenced is not None and not is_kernel(node.referenced) \
+                and node.referenced.kind in (CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE) \
+                and node.referenced != c and reach.reaches(node.referenced):
+            return True
+    return False
+
+
 def entry_points(tu: ci.TranslationUnit, main_file: Path, external=None) -> list[ci.Cursor]:
     """The ops of ``main_file`` when no manifest names them: host functions defined there that reach
     a kernel launch and that no other such function of the file calls (the torch op, a plain CUDA
