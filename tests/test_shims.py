@@ -371,3 +371,30 @@ HEADERS = ("cuda_runtime.h", "cuda.h", "call_kernel.h", "curand_kernel.h", "coop
 def test_the_shim_headers_parse_without_errors(tmp_path):
     parsed, _ = _parse(tmp_path, "all_headers", "".join(f"#include <{h}>\n" for h in HEADERS) + "int main() { return 0; }\n")
     assert not parsed.errors, [f"{e.file}:{e.line}: {e.message}" for e in parsed.errors]
+
+
+def test_a_call_without_a_body_is_an_assumption_only_where_its_result_can_matter(tmp_path):
+    """A float result (a float2 too) is opaque to the engine whatever its source: no note. An integer
+    result is any value of its type, and the instance says so."""
+    from analyzers.api import Workspace
+
+    (tmp_path / "k.cu").write_text(textwrap.dedent("""
+        #include <cuda_fp16.h>
+        __device__ int bucket_of(int token);
+        __global__ void widen(const __half2* __restrict__ in, float2* __restrict__ out, int* __restrict__ ids,
+                              const int n) {
+          const int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) {
+            out[i] = __half22float2(in[i]);
+            ids[i] = bucket_of(i);
+          }
+        }
+        void widen_launch(const __half2* in, float2* out, int* ids, const int n, cudaStream_t stream) {
+          if (n > 0) widen<<<(n + 255) / 256, 256, 0, stream>>>(in, out, ids, n);
+        }
+        """))
+    ws = Workspace(tmp_path)
+    [name] = ws.entry_points("k.cu")
+    result = ws.verify_zero_config(ws.op("k.cu", name))
+    assert any(a.startswith("bucket_of has no body") for a in result.assumptions), result.assumptions
+    assert not any("__half22float2" in a for a in result.assumptions), result.assumptions

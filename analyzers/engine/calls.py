@@ -212,7 +212,7 @@ class CallOps:
             if isinstance(ret, (T.OpaqueType, T.StructType)):
                 return OpaqueV("object", ret)
             raise PathEnd("stuck", f"result of {e.name} ({ret.name}) without a model", e.span)
-        if not isinstance(ret, T.FloatType):
+        if not T.only_floats(ret):  # floats (a float2 too) are opaque whatever their source
             self.ctx.note(f"{e.name} has no body: its result is taken as any value of type {ret.name}")
             # A finding that needs a particular result is inconclusive (needs-values), not a bug.
             self.ctx.remember_untracked(v, "unknown-call", f"`{e.name}` at {e.span.file}:{e.span.line}")
