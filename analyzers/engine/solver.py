@@ -28,20 +28,14 @@ RELAXED_SHARE = 0.01
 # queries. A query in a context of its own is a function of its terms, its limit and its seeds
 # (z3 hash-conses terms, so the same terms have the same ids while they live; the entry keeps
 # them alive), and a remembered answer charges the work it cost (work.charge): verdicts are those
-# of asking again, in any order. Two tables: the query as asked, and the query with its
-# constants renamed in the order they occur (``_canonical``): each dtype fork of a kernel names
-# its loop counters and loads afresh, so its race and bounds questions repeat another fork's up
-# to names. What z3 solves is always the renamed query, so an answer never depends on which of
-# the two tables held it.
+# of asking again, in any order.
 _ANSWERS: OrderedDict = OrderedDict()
-_RENAMED: OrderedDict = OrderedDict()
 MAX_ANSWERS = 4096
 
 
 def forget_answers() -> None:
     """Drop the remembered answers (a test that measures a query's own work asks it afresh)."""
     _ANSWERS.clear()
-    _RENAMED.clear()
 
 
 def _remember(table: OrderedDict, key, entry) -> None:
@@ -60,16 +54,13 @@ def _canonical(constraints: list) -> tuple:
     return renamed, names
 
 
-def _values(model: z3.ModelRef, renamed_count: int) -> list:
-    """A renamed query's model as the values of its constants, by position (a python int, or a
-    bool for a boolean constant; None where the model leaves it open)."""
+def _values(model: z3.ModelRef, names: list) -> list:
+    """A model's values of ``names``, by position (a python int, or a bool for a boolean
+    constant; None where the model leaves it open)."""
     out = []
-    by_name = {d.name(): model[d] for d in model.decls()}
-    for i in range(renamed_count):
-        v = by_name.get(f"q!{i}")
-        if v is None:
-            out.append(None)
-        elif z3.is_bv_value(v):
+    for c in names:
+        v = model.eval(c, model_completion=False)
+        if z3.is_bv_value(v):
             out.append(v.as_long())
         elif z3.is_true(v) or z3.is_false(v):
             out.append(z3.is_true(v))
@@ -79,7 +70,8 @@ def _values(model: z3.ModelRef, renamed_count: int) -> list:
 
 
 def _model_from(values: list, names: list) -> z3.ModelRef:
-    """A model (main context) giving each of ``names`` its value from a renamed query's answer."""
+    """A model (main context) giving each of ``names`` its value from another query's answer (the
+    same query up to names: ``_values`` of its constants in the same order)."""
     model = z3.Model()
     for c, v in zip(names, values):
         if v is None:
@@ -119,6 +111,7 @@ class Solver:
         self._last_unknown = "unknown"
         self._shape: dict[int, tuple[bool, bool, object]] = {}  # term id -> (has a variable, nonlinear, term)
         self._vars: dict[int, tuple[frozenset, object]] = {}  # term id -> (its variables' names, term)
+        self._decided: dict[tuple, tuple] = {}  # a renamed query's key -> this run's decided answer (_check)
 
     def _split(self, constraints: list) -> tuple[list, list]:
         """The constraints that share variables with the question (the last one), directly or
@@ -236,35 +229,22 @@ class Solver:
         if known is not None:
             _ANSWERS.move_to_end(key)
             return self._remembered(known)
+        # The same question up to names (each dtype fork of a kernel names its loop counters and
+        # loads afresh, and asks its race and bounds questions again): a decided answer of this
+        # run holds for it, with the witness's values under its own names. Only decided answers:
+        # asked, the renamed query would get the same one or run out of its limit, so no verdict
+        # gets worse; and only this run's (one instance, its forks in a fixed order), so a verdict
+        # never depends on which instances a process ran before.
         renamed, names = _canonical(constraints)
         renamed_key = (renamed.get_id(), attempts, limit)
-        answer = _RENAMED.get(renamed_key)
-        if answer is not None:
-            _RENAMED.move_to_end(renamed_key)
-            r, values, units, why, _ = answer
-            known = (r, _model_from(values, names) if r == z3.sat else None, units, why, tuple(constraints))
+        decided = self._decided.get(renamed_key)
+        if decided is not None:
+            r, values, units, _ = decided
+            known = (r, _model_from(values, names) if r == z3.sat else None, units, None, tuple(constraints))
             _remember(_ANSWERS, key, known)
             return self._remembered(known)
-        r, values, units, why, wall_clock = self._solve(renamed, len(names), attempts, rlimit)
-        model = _model_from(values, names) if r == z3.sat else None
-        if not wall_clock:  # the wall clock's answers are the machine's, not the query's
-            _remember(_RENAMED, renamed_key, (r, values, units, why, renamed))
-            _remember(_ANSWERS, key, (r, model, units, why, tuple(constraints)))
-        return r, model
-
-    def _remembered(self, known: tuple) -> tuple:
-        r, model, units, why, _ = known
-        work.charge(units)
-        self.stats.cached += 1
-        if r == z3.unknown:
-            self._last_unknown = why
-        return r, model
-
-    def _solve(self, renamed: z3.BoolRef, count: int, attempts: int, rlimit: int | None) -> tuple:
-        """Ask z3 a renamed query in a context of its own: (answer, the model's values by position,
-        work units, why it is unknown, whether the wall clock ended it)."""
         context = z3.Context()
-        query = renamed.translate(context)
+        query = z3.And(*constraints).translate(context) if len(constraints) != 1 else constraints[0].translate(context)
         units = 0
         for seed in range(attempts):
             s = self._new(seed, rlimit, context)
@@ -276,12 +256,25 @@ class Solver:
             self.stats.queries += 1
             if r != z3.unknown:
                 break
-        why, wall_clock = None, False
+        why = None
         if r == z3.unknown:
-            raw = s.reason_unknown() or "unknown"
-            wall_clock = raw in ("timeout", "canceled")
-            why = self._last_unknown = "its work limit was reached" if wall_clock or "resource" in raw else raw
-        return r, (_values(s.model(), count) if r == z3.sat else []), units, why, wall_clock
+            why = s.reason_unknown() or "unknown"
+            self._last_unknown = "its work limit was reached" if why in ("canceled", "timeout") or "resource" in why \
+                else why
+        model = s.model().translate(z3.main_ctx()) if r == z3.sat else None
+        if why != "timeout" and why != "canceled":  # the wall clock's answers are the machine's, not the query's
+            _remember(_ANSWERS, key, (r, model, units, self._last_unknown, tuple(constraints)))
+        if r != z3.unknown:
+            self._decided[renamed_key] = (r, _values(model, names) if model is not None else [], units, renamed)
+        return r, model
+
+    def _remembered(self, known: tuple) -> tuple:
+        r, model, units, why, _ = known
+        work.charge(units)
+        self.stats.cached += 1
+        if r == z3.unknown:
+            self._last_unknown = why
+        return r, model
 
     def feasible(self, constraints: list, strict: bool = False) -> bool:
         """Whether the constraints can hold. An unknown answer counts as feasible (exploring a path
