@@ -44,13 +44,23 @@ def _remember(table: OrderedDict, key, entry) -> None:
         table.popitem(last=False)
 
 
+# The renamed queries live in a z3 context of their own: new terms in the process's context shift
+# the numbering of every term built after them, which steers the integer tier's searches (a
+# llama.cpp op's contract finding became solver-unknown that way).
+_NAMES_CONTEXT = z3.Context()
+
+
 def _canonical(constraints: list) -> tuple:
     """The query with its constants renamed ``q!0, q!1, ...`` in the order a left-to-right walk
-    meets them, and those constants in that order: two queries alike up to names are one term."""
+    meets them (in ``_NAMES_CONTEXT``), and those constants in that order (in the process's
+    context): two queries alike up to names are one term there."""
     query = z3.And(*constraints) if len(constraints) != 1 else constraints[0]
-    names = constants(query, left_to_right=True)
-    renamed = z3.substitute(query, *[(c, z3.Const(f"q!{i}", c.sort())) for i, c in enumerate(names)]) \
-        if names else query
+    query = query.translate(_NAMES_CONTEXT)
+    found = constants(query, left_to_right=True)
+    renamed = z3.substitute(query, *[(c, z3.Const(f"q!{i}", c.sort())) for i, c in enumerate(found)]) \
+        if found else query
+    main = z3.main_ctx()
+    names = [z3.Const(c.decl().name(), c.sort().translate(main)) for c in found]
     return renamed, names
 
 
@@ -239,8 +249,9 @@ class Solver:
         renamed_key = (renamed.get_id(), attempts, limit)
         decided = self._decided.get(renamed_key)
         if decided is not None:
-            r, values, units, _ = decided
-            known = (r, _model_from(values, names) if r == z3.sat else None, units, None, tuple(constraints))
+            r, first_model, first_names, units, _ = decided
+            model = _model_from(_values(first_model, first_names), names) if r == z3.sat else None
+            known = (r, model, units, None, tuple(constraints))
             _remember(_ANSWERS, key, known)
             return self._remembered(known)
         context = z3.Context()
@@ -265,7 +276,8 @@ class Solver:
         if why != "timeout" and why != "canceled":  # the wall clock's answers are the machine's, not the query's
             _remember(_ANSWERS, key, (r, model, units, self._last_unknown, tuple(constraints)))
         if r != z3.unknown:
-            self._decided[renamed_key] = (r, _values(model, names) if model is not None else [], units, renamed)
+            # The witness's values are read when a renamed copy asks (terms built only then).
+            self._decided[renamed_key] = (r, model, names, units, renamed)
         return r, model
 
     def _remembered(self, known: tuple) -> tuple:
