@@ -191,31 +191,37 @@ class Workspace:
         g, b, smem = LAUNCH_ARGS[:3], LAUNCH_ARGS[3:6], LAUNCH_ARGS[6]
         decls = [f"{ty} {n}" if "(*)" not in ty else ty.replace("(*)", f"(*{n})") for n, ty in params]
         decls += [f"unsigned int {n}" for n in g + b] + [f"unsigned long {smem}"]
-        path = self.path(file)
-        text = path.read_text(errors="replace")
         wrapper = ("\n"
                    f"void {KERNEL_LAUNCHER}({', '.join(decls)}) {{ {callee}<<<dim3({', '.join(g)}), "
                    f"dim3({', '.join(b)}), {smem}>>>({', '.join(n for n, _ in params)}); }}\n")
-        variant = self.unit_with(file, text + wrapper)
-        if variant is None:
-            raise OpNotFound(f"{file}: the launch of kernel '{spec}' could not be parsed")
-        last = text.count("\n") + 1
-        # The appended lines' own errors (a shim's would have another file and any line).
-        errors = [e for e in variant.parsed.errors if e.line > last and Path(e.file).resolve() == variant.parsed.path]
-        if errors:
-            raise OpNotFound(f"{file}:{kernel.extent.start.line}: the launch of kernel '{spec}' the manifest binds does "
-                             f"not compile ({errors[0].message})")
-        found = discover.find_function(variant.parsed.tu, variant.parsed.path, KERNEL_LAUNCHER)
-        fkey = variant.lowerer.function(found[0]) if found else None
-        if fkey is None:
-            raise OpNotFound(f"{file}: the launch of kernel '{spec}' could not be lowered")
-        program = variant.lowerer.program
-        fn = program.functions[fkey]
+        variant, fn, last = self._appended(file, wrapper, KERNEL_LAUNCHER, f"the launch of kernel '{spec}'",
+                                           f"{file}:{kernel.extent.start.line}: the launch of kernel '{spec}' "
+                                           "the manifest binds")
         at = N.Span(fn.span.file, kernel.location.line, kernel.location.column, kernel.location.line,
                     kernel.location.column + len(kernel.spelling), f"the manifest's launch of {spec}")
         _respan(fn, last, at)
         object.__setattr__(fn, "display", spec)  # reports name the op by its kernel
-        return LoweredOp(spec, file, program, fn, variant.parsed.errors)
+        return LoweredOp(spec, file, variant.lowerer.program, fn, variant.parsed.errors)
+
+    def _appended(self, file: str, lines: str, function: str, what: str, where: str) -> tuple:
+        """``file`` parsed with ``lines`` appended, and the host function ``function`` they define,
+        lowered: (the variant, the function, the file's own last line). OpNotFound, saying ``what``
+        failed (``where``: its place, for an error in the appended lines), when it does not parse,
+        compile or lower."""
+        text = self.path(file).read_text(errors="replace")
+        variant = self.unit_with(file, text + lines)
+        if variant is None:
+            raise OpNotFound(f"{file}: {what} could not be parsed")
+        last = text.count("\n") + 1
+        # The appended lines' own errors (a shim's would have another file and any line).
+        errors = [e for e in variant.parsed.errors if e.line > last and Path(e.file).resolve() == variant.parsed.path]
+        if errors:
+            raise OpNotFound(f"{where} does not compile ({errors[0].message})")
+        found = discover.find_function(variant.parsed.tu, variant.parsed.path, function)
+        fkey = variant.lowerer.function(found[0]) if found else None
+        if fkey is None:
+            raise OpNotFound(f"{file}: {what} could not be lowered")
+        return variant, variant.lowerer.program.functions[fkey], last
 
     def through_op(self, file: str, spec: str) -> LoweredOp:
         """A launcher a getter returns (binding.THROUGH_OP): a host function appended to the file
@@ -254,27 +260,15 @@ class Workspace:
             parent = parent.semantic_parent
         for scope in reversed(scopes):  # the getter's namespaces: its names resolve as in its body
             body = f"namespace {scope} {{\n{body}}}\n"
-        path = self.path(file)
-        text = path.read_text(errors="replace")
-        variant = self.unit_with(file, text + "\n" + body)
-        if variant is None:
-            raise OpNotFound(f"{file}: the call of '{expression}' that '{getter_name}' returns could not be parsed")
-        last = text.count("\n") + 1
-        errors = [e for e in variant.parsed.errors if e.line > last and Path(e.file).resolve() == variant.parsed.path]
-        if errors:
-            raise OpNotFound(f"{file}:{stmt.location.line}: a call of '{expression}', which '{getter_name}' returns, "
-                             f"does not compile ({errors[0].message})")
-        found = discover.find_function(variant.parsed.tu, variant.parsed.path, THROUGH_LAUNCHER)
-        fkey = variant.lowerer.function(found[0]) if found else None
-        if fkey is None:
-            raise OpNotFound(f"{file}: the call of '{expression}' that '{getter_name}' returns could not be lowered")
-        program = variant.lowerer.program
-        fn = program.functions[fkey]
+        variant, fn, last = self._appended(file, "\n" + body, THROUGH_LAUNCHER,
+                                           f"the call of '{expression}' that '{getter_name}' returns",
+                                           f"{file}:{stmt.location.line}: a call of '{expression}', which "
+                                           f"'{getter_name}' returns,")
         at = N.Span(fn.span.file, stmt.location.line, stmt.location.column, stmt.extent.end.line,
                     stmt.extent.end.column, f"{getter_name} returns {expression.replace(' ', '')}")
         _respan(fn, last, at)
         object.__setattr__(fn, "display", B.op_display(spec))
-        return LoweredOp(spec, file, program, fn, variant.parsed.errors)
+        return LoweredOp(spec, file, variant.lowerer.program, fn, variant.parsed.errors)
 
     def entry_points(self, file: str) -> list[str]:
         """The ops of a file when no manifest names them (see discover.entry_points)."""
