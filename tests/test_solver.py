@@ -127,8 +127,8 @@ def test_a_query_alike_up_to_names_is_answered_from_memory_with_its_own_names():
     assert again.eval(i).as_long() == answer.eval(z3.BitVec("half.i", 32)).as_long()
     unsat, _ = _units(run, question("f32.", 1 << 20))  # another bound: another query
     assert run.stats.queries > asked and unsat is None
-    other_run = Solver()
-    _units(other_run, question("f16.", 4096))
+    other_run = Solver()  # the very terms the first run answered by renaming: asked here
+    _units(other_run, question("bf16.", 4096))
     assert other_run.stats.queries > 0
 
 

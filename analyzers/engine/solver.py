@@ -251,9 +251,8 @@ class Solver:
         if decided is not None:
             r, first_model, first_names, units, _ = decided
             model = _model_from(_values(first_model, first_names), names) if r == z3.sat else None
-            known = (r, model, units, None, tuple(constraints))
-            _remember(_ANSWERS, key, known)
-            return self._remembered(known)
+            # Not into the process's table: another run asking these very terms asks z3.
+            return self._remembered((r, model, units, None, tuple(constraints)))
         context = z3.Context()
         query = z3.And(*constraints).translate(context) if len(constraints) != 1 else constraints[0].translate(context)
         units = 0
