@@ -265,7 +265,7 @@ class Workspace:
                                            f"{file}:{stmt.location.line}: a call of '{expression}', which "
                                            f"'{getter_name}' returns,")
         at = N.Span(fn.span.file, stmt.location.line, stmt.location.column, stmt.extent.end.line,
-                    stmt.extent.end.column, f"{getter_name} returns {expression.replace(' ', '')}")
+                    stmt.extent.end.column, f"{getter_name} returns {B.shown_expression(expression)}")
         _respan(fn, last, at)
         object.__setattr__(fn, "display", B.op_display(spec))
         return LoweredOp(spec, file, variant.lowerer.program, fn, variant.parsed.errors)

@@ -404,9 +404,13 @@ def op_display(launcher: str) -> str:
     getter."""
     if launcher.startswith(THROUGH_OP):
         getter, expression = through_parts(launcher)
-        shown = re.sub(r"\s*([<>,()&*:])\s*", r"\1", expression).replace(",", ", ")
-        return f"{shown} (returned by {getter})"
+        return f"{shown_expression(expression)} (returned by {getter})"
     return launcher
+
+
+def shown_expression(tokens: str) -> str:
+    """An expression kept as its tokens, spaced, as written: 'f < half , 4 >' -> 'f<half, 4>'."""
+    return re.sub(r"\s*([<>,()&*:])\s*", r"\1", tokens).replace(",", ", ")
 
 
 def split_template(spec: str) -> tuple[str, list[str]]:

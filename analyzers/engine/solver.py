@@ -38,12 +38,6 @@ def forget_answers() -> None:
     _ANSWERS.clear()
 
 
-def _remember(table: OrderedDict, key, entry) -> None:
-    table[key] = entry
-    if len(table) > MAX_ANSWERS:
-        table.popitem(last=False)
-
-
 # The renamed queries live in a z3 context of their own: new terms in the process's context shift
 # the numbering of every term built after them, which steers the integer tier's searches (a
 # llama.cpp op's contract finding became solver-unknown that way).
@@ -64,30 +58,15 @@ def _canonical(constraints: list) -> tuple:
     return renamed, names
 
 
-def _values(model: z3.ModelRef, names: list) -> list:
-    """A model's values of ``names``, by position (a python int, or a bool for a boolean
-    constant; None where the model leaves it open)."""
-    out = []
-    for c in names:
+def _model_under(model: z3.ModelRef, names: list, renamed: list) -> z3.ModelRef:
+    """``model``'s values of ``names`` given to ``renamed`` (the same query's constants under
+    other names, in the same order), as a model of the process's context."""
+    out = z3.Model()
+    for c, other in zip(names, renamed):
         v = model.eval(c, model_completion=False)
-        if z3.is_bv_value(v):
-            out.append(v.as_long())
-        elif z3.is_true(v) or z3.is_false(v):
-            out.append(z3.is_true(v))
-        else:
-            out.append(None)
+        if z3.is_bv_value(v) or z3.is_true(v) or z3.is_false(v):
+            out.update_value(other.decl(), v)
     return out
-
-
-def _model_from(values: list, names: list) -> z3.ModelRef:
-    """A model (main context) giving each of ``names`` its value from another query's answer (the
-    same query up to names: ``_values`` of its constants in the same order)."""
-    model = z3.Model()
-    for c, v in zip(names, values):
-        if v is None:
-            continue
-        model.update_value(c.decl(), z3.BoolVal(v) if isinstance(v, bool) else z3.BitVecVal(v, c.size()))
-    return model
 
 
 class SolverUnknown(Exception):
@@ -250,7 +229,7 @@ class Solver:
         decided = self._decided.get(renamed_key)
         if decided is not None:
             r, first_model, first_names, units, _ = decided
-            model = _model_from(_values(first_model, first_names), names) if r == z3.sat else None
+            model = _model_under(first_model, first_names, names) if r == z3.sat else None
             # Not into the process's table: another run asking these very terms asks z3.
             return self._remembered((r, model, units, None, tuple(constraints)))
         context = z3.Context()
@@ -273,7 +252,9 @@ class Solver:
                 else why
         model = s.model().translate(z3.main_ctx()) if r == z3.sat else None
         if why != "timeout" and why != "canceled":  # the wall clock's answers are the machine's, not the query's
-            _remember(_ANSWERS, key, (r, model, units, self._last_unknown, tuple(constraints)))
+            _ANSWERS[key] = (r, model, units, self._last_unknown, tuple(constraints))
+            if len(_ANSWERS) > MAX_ANSWERS:
+                _ANSWERS.popitem(last=False)
         if r != z3.unknown:
             # The witness's values are read when a renamed copy asks (terms built only then).
             self._decided[renamed_key] = (r, model, names, units, renamed)
