@@ -178,10 +178,16 @@ def test_constraints_independent_of_the_question_are_asked_apart_and_still_hold_
     question = z3.UGE(tid, 1000)
     solver = Solver()
     core, rest = solver._split([z3.ULT(tid, 1024)] + shape + [question])
-    assert [str(c) for c in core] == [str(z3.ULT(tid, 1024)), str(question)] and len(rest) == len(shape)
+    assert [str(c) for c in core] == [str(z3.ULT(tid, 1024)), str(question)]
+    assert [len(group) for group in rest] == [len(shape)]  # one group: the product ties the dims together
+    other = z3.ZeroExt(49, z3.BitVec("other", 15))
+    _, rest = solver._split([z3.ULT(tid, 1024)] + shape + [z3.UGE(other, 2), question])
+    assert [len(group) for group in rest] == [len(shape), 1]  # another tensor's facts: a group of their own
     model = solver.model([z3.ULT(tid, 1024)] + shape + [question])
     assert model is not None
     assert all(z3.is_true(model.eval(c, model_completion=True)) for c in [z3.ULT(tid, 1024), question] + shape)
     assert solver.model([z3.ULT(tid, 1024)] + shape + [z3.UGE(tid, 1024)]) is None  # the question's own part
     assert solver.model(shape + [ne[0] * ne[1] == 0, question]) is None  # the rest's part
     assert not solver.feasible(shape + [ne[0] * ne[1] == 0, question])
+    assert solver.model(shape + [z3.ULE(other, 1), z3.UGE(other, 2), question]) is None  # one group of two
+    assert not solver.feasible(shape + [z3.ULE(other, 1), z3.UGE(other, 2), question])

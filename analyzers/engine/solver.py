@@ -102,29 +102,46 @@ class Solver:
         self._vars: dict[int, tuple[frozenset, object]] = {}  # term id -> (its variables' names, term)
         self._decided: dict[tuple, tuple] = {}  # a renamed query's key -> this run's decided answer (_check)
 
-    def _split(self, constraints: list) -> tuple[list, list]:
+    def _split(self, constraints: list) -> tuple[list, list[list]]:
         """The constraints that share variables with the question (the last one), directly or
-        through others, and the rest: independent of the question, they are satisfiable or not on
-        their own, and a model of each part is a model of the whole. Each part is asked on its own
-        (the rest, the same for many questions of a path, mostly from memory): a question about a
-        lane no longer pays for the products an unrelated size carries."""
+        through others, and the rest in groups that share none with each other: independent of the
+        question and of one another, each group is satisfiable or not on its own, and a model of
+        each part is a model of the whole. Each part is asked on its own (the groups, the same for
+        many questions of a path, mostly from memory): a question about a lane no longer pays for
+        the products an unrelated size carries, nor a witness for one tensor's shape facts
+        searched together with every other tensor's. Constraints with no variable go with the
+        question."""
         if len(constraints) < 2:
             return constraints, []
+        parent: dict[str, str] = {}
+
+        def find(x: str) -> str:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
         sets = [self._variables(c) for c in constraints]
-        reach = set(sets[-1])
-        core = [False] * len(constraints)
-        core[-1] = True
-        changed = True
-        while changed:
-            changed = False
-            for i, vs in enumerate(sets):
-                if not core[i] and (not vs or not reach.isdisjoint(vs)):
-                    core[i] = True
-                    if not vs <= reach:
-                        reach |= vs
-                        changed = True
-        return ([c for c, keep in zip(constraints, core) if keep],
-                [c for c, keep in zip(constraints, core) if not keep])
+        for vs in sets:
+            first = None
+            for v in vs:
+                if v not in parent:
+                    parent[v] = v
+                if first is None:
+                    first = find(v)
+                else:
+                    root = find(v)
+                    if root != first:
+                        parent[root] = first
+        question = {find(v) for v in sets[-1]}
+        core, groups = [], {}
+        for c, vs in zip(constraints, sets):
+            root = find(next(iter(vs))) if vs else None
+            if root is None or root in question:
+                core.append(c)
+            else:
+                groups.setdefault(root, []).append(c)
+        return core, list(groups.values())
 
     def _nonlinear(self, e) -> bool:
         """Whether ``e`` multiplies or divides two terms that both hold a variable (memoised per
@@ -282,8 +299,10 @@ class Solver:
             return self._cache[key]
         core, rest = self._split(simplified)
         r, _ = self._check(core)
-        if r == z3.sat and rest:
-            r, _ = self._check(rest)
+        for group in rest:
+            if r != z3.sat:
+                break
+            r, _ = self._check(group)
         if r == z3.unknown:
             self.stats.unknown += 1
             if strict:
@@ -303,12 +322,13 @@ class Solver:
         model = self._model_of(core, effort)
         if model is None or not rest:
             return model
-        other = self._model_of(rest, 1.0)
-        if other is None:
-            return None
         model = model.translate(model.ctx)  # a copy: the remembered answer stays as it was asked
-        for d in other.decls():
-            model.update_value(d, other[d])
+        for group in rest:
+            other = self._model_of(group, 1.0)
+            if other is None:
+                return None
+            for d in other.decls():
+                model.update_value(d, other[d])
         return model
 
     def _model_of(self, simplified: list, effort: float) -> z3.ModelRef | None:
