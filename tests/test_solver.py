@@ -191,3 +191,24 @@ def test_constraints_independent_of_the_question_are_asked_apart_and_still_hold_
     assert not solver.feasible(shape + [ne[0] * ne[1] == 0, question])
     assert solver.model(shape + [z3.ULE(other, 1), z3.UGE(other, 2), question]) is None  # one group of two
     assert not solver.feasible(shape + [z3.ULE(other, 1), z3.UGE(other, 2), question])
+
+
+def test_a_replays_fixed_inputs_reach_the_integer_tier_one_fact_each():
+    """A replay fixes its inputs: each pin is a fact of its own (one conjunction would tie every
+    input into one group for the solver) with its integer twin, read as the twin's bounds admit
+    (a 16-bit size of 40,000 is 40,000; a 32-bit int of all ones is -1), so the integers prove
+    what the pins decide instead of asking as hard as the first run."""
+    from analyzers.engine import replay
+    from analyzers.engine.lia import Lia
+
+    lia = Lia()
+    n, x = lia.var("n", 1, 60_000), lia.var("x", -(1 << 31), (1 << 31) - 1)
+    pins = replay.pin_terms((("n", 16, 40_000), ("x", 32, (1 << 32) - 1), ("unknown", 8, 3)))
+    facts = replay.pinned_inputs(pins, lia)
+    assert len(facts) == 3
+    assert lia.unsat(facts, n != 40_000) and lia.unsat(facts, x != -1)
+    assert not lia.unsat(facts, n == 40_000)
+    assert lia.pinned("unknown", 8, 3) is None  # no integer twin: the bit-vector fact alone
+    lia.var("free", None, None)
+    assert lia.pinned("free", 8, 200) is None  # 200 or -56: the bounds do not say which
+    assert str(lia.pinned("free", 8, 100)) == "free == 100"

@@ -115,8 +115,8 @@ def _analyze_once(program: N.Program, fn: N.Function, inst: B.Instance, checks: 
     result = InstanceResult(fn.display, name or fn.display, list(models or []), inst.dtype, "verified")
     try:
         st = interp.setup(fn, inst)
-        if ctx.pin_terms:
-            st.assume(replay.pinned_inputs(ctx.pin_terms))
+        for fact in replay.pinned_inputs(ctx.pin_terms, ctx.lia):
+            st.assume(fact)
         ctx.setup_ids = {t.get_id() for t in st.pc}
         if not ctx.feasible(st.pc):
             ctx.stuck("binding-infeasible", "the binding's constraints admit no input size", fn.span)

@@ -96,6 +96,18 @@ class Lia:
             self.bounds[name] = z3.And(*parts) if parts else z3.BoolVal(True)
         return v
 
+    def pinned(self, name: str, bits: int, value: int) -> z3.BoolRef | None:
+        """The integer twin of a fixed bit-vector input (a replay's pin): its variable equal to the
+        reading of ``value`` (unsigned or signed) that its bounds admit, None where the variable
+        is unknown or both readings or neither are admitted."""
+        if name not in self.bounds:
+            return None
+        v = z3.Int(name)
+        readings = {value, value - (1 << bits) if bits and value >= 1 << (bits - 1) else value}
+        fits = [r for r in readings
+                if z3.is_true(z3.simplify(z3.substitute(self.bounds[name], (v, z3.IntVal(r)))))]
+        return v == fits[0] if len(fits) == 1 else None
+
     def fresh(self, prefix: str, lo: int, hi: int) -> z3.ArithRef:
         """A new variable in [lo, hi] (an over-approximation's free index)."""
         return self.var(f"{prefix}!{next(self._ids)}", lo, hi)

@@ -53,8 +53,17 @@ def decide(term: z3.BoolRef, pins: list) -> z3.BoolRef:
     return fixed if z3.is_true(fixed) or z3.is_false(fixed) else term
 
 
-def pinned_inputs(pins: list) -> z3.BoolRef:
-    return z3.And(*[c == v for c, v in pins])
+def pinned_inputs(pins: list, lia) -> list:
+    """The fixed inputs as facts of the path, one per input (a conjunction of them all would tie
+    every input into one group of constraints, and the solver could no longer ask a question apart
+    from the facts it shares no variable with: solver._split), each with its integer twin where
+    the input has one: the integer tier, which proves most accesses in bounds, otherwise knows
+    nothing of the pins and asks its questions as hard as the first run did."""
+    facts = []
+    for c, v in pins:
+        twin = lia.pinned(str(c), c.size(), v.as_long()) if z3.is_bv(c) else None
+        facts.append(lia.register(c == v, twin))
+    return facts
 
 
 def imprecise_places(result) -> set:
