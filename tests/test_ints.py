@@ -186,3 +186,23 @@ def test_bit_fields_that_do_not_overlap_or_as_their_sum():
     overlapping = ints.arith("|", ints.arith("<<", row, const_int(3, T.INT32), T.INT32, NO_SPAN),
                              ints.arith("<<", row, const_int(4, T.INT32), T.INT32, NO_SPAN), T.INT32, NO_SPAN)
     assert str(ints.I(overlapping)).startswith("abs!")
+
+
+def test_a_narrowed_value_read_back_wider_is_its_wrapped_value_for_the_integers():
+    # `int n = numel` (numel an int64) then `i < n` with i an int64: the comparison reads n widened,
+    # the wrapped 32-bit value, in bit-vectors and in integers alike. Read as its exact value, the
+    # integers let `i < n` hold at numel = 2^31 where the machine's n is negative, and the smallest
+    # witness they propose is refused in bit-vectors (a witness search of sixty queries).
+    from analyzers.engine import lia
+    lia.use(lia.Lia())
+    numel = fresh_int("numel", T.INT64, 1, 1 << 40)
+    n = ints.convert(numel, T.INT32, NO_SPAN)
+    i = fresh_int("i", T.INT64, 0, 0)
+    entered = ints.compare("<", i, ints.convert(n, T.INT64, NO_SPAN)).term
+    entered_i = lia.CURRENT.translate(entered)
+    assert lia.CURRENT.unsat([], entered_i, ints.I(numel) == 1 << 31)  # n is -2^31: the loop is not entered
+    assert lia.CURRENT.unsat([], entered_i, ints.I(numel) == 1 << 32)  # n is 0
+    assert not lia.CURRENT.unsat([], entered_i, ints.I(numel) == (1 << 32) + 1024)  # n is 1,024
+    assert not lia.CURRENT.unsat([], entered_i, ints.I(numel) == 5)
+    exact = ints.convert(fresh_int("k", T.INT32, 0, 100), T.INT64, NO_SPAN)  # no wrap: its own value
+    assert lia.CURRENT.unsat([], ints.I(exact) > 100)

@@ -69,7 +69,7 @@ def convert(v: IntV, to: T.IntType, span: N.Span, stack=()) -> IntV:
     fr = v.ty
     iv = I(v)
     if fr.bits == to.bits and fr.signed == to.signed:
-        return IntV(to, v.bv, v.lo, v.hi, v.math, v.sites, v.scaled, iv)
+        return IntV(to, v.bv, v.lo, v.hi, v.math, v.sites, v.scaled, iv, v.machine_iv)
     if to.bits > fr.bits:
         bv = z3.SignExt(to.bits - fr.bits, v.bv) if fr.signed else z3.ZeroExt(to.bits - fr.bits, v.bv)
     elif to.bits < fr.bits:
@@ -77,7 +77,12 @@ def convert(v: IntV, to: T.IntType, span: N.Span, stack=()) -> IntV:
     else:
         bv = v.bv
     if _fits(v.lo, v.hi, to):
-        return IntV(to, bv, v.lo, v.hi, v.math, v.sites, v.scaled if v.math is None else None, iv)
+        # A value that may have wrapped keeps its exact value (the checks exclude what a wrap
+        # causes through it) and, read wider, its machine value is the narrow type's: a wrapped
+        # `int n` read as int64 is the wrapped n, not the exact value modulo 2^64, where a
+        # comparison `i < n` is concerned.
+        machine = machine_int(v) if v.math is not None and to.bits > fr.bits else v.machine_iv
+        return IntV(to, bv, v.lo, v.hi, v.math, v.sites, v.scaled if v.math is None else None, iv, machine)
     width = max(fr.bits, to.bits) + 1
     wraps = widen(bv, to.signed, width) != widen(v.bv, fr.signed, width)
     if z3.is_false(z3.simplify(wraps)):
@@ -336,6 +341,8 @@ def _machine(v: IntV) -> IntV:
 def machine_int(v: IntV) -> z3.ArithRef:
     """The machine value of ``v`` as an integer: its exact value reduced into the type's range
     (two's complement), which is what the hardware computes, and linear for z3."""
+    if v.machine_iv is not None:
+        return v.machine_iv
     if v.math is None:
         return I(v)
     span = 1 << v.ty.bits

@@ -57,6 +57,9 @@ class IntV(Val):
     sites: frozenset = frozenset()
     scaled: tuple | None = None  # (base IntV, factor int or IntV): this value is exactly base * factor
     iv: z3.ArithRef | None = None  # the exact value as an integer term (lia.py); None: not followed
+    # The machine value as an integer term, where it is not ``iv`` reduced into the type (ints.
+    # machine_int): a value that may have wrapped in a narrower type, read wider.
+    machine_iv: z3.ArithRef | None = None
 
     @property
     def exact(self) -> z3.BitVecRef:
