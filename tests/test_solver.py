@@ -1,6 +1,7 @@
 """The solver's relaxed first query: a question asked without the path's products of two symbolic
 terms. Unsat there decides; a relaxed model is an answer only when it satisfies what was dropped.
 Work is compared in z3's resource units, which are the same on every machine."""
+import pytest
 import z3
 
 from analyzers.engine import work
@@ -178,11 +179,11 @@ def test_constraints_independent_of_the_question_are_asked_apart_and_still_hold_
     question = z3.UGE(tid, 1000)
     solver = Solver()
     core, rest = solver._split([z3.ULT(tid, 1024)] + shape + [question])
-    assert [str(c) for c in core] == [str(z3.ULT(tid, 1024)), str(question)]
-    assert [len(group) for group in rest] == [len(shape)]  # one group: the product ties the dims together
+    assert [str(c) for c in core] == [str(z3.ULT(tid, 1024)), str(question)] and len(rest) == len(shape)
+    assert [len(group) for group in solver._groups(rest)] == [len(shape)]  # the product ties the dims
     other = z3.ZeroExt(49, z3.BitVec("other", 15))
     _, rest = solver._split([z3.ULT(tid, 1024)] + shape + [z3.UGE(other, 2), question])
-    assert [len(group) for group in rest] == [len(shape), 1]  # another tensor's facts: a group of their own
+    assert [len(group) for group in solver._groups(rest)] == [len(shape), 1]  # another tensor's facts
     model = solver.model([z3.ULT(tid, 1024)] + shape + [question])
     assert model is not None
     assert all(z3.is_true(model.eval(c, model_completion=True)) for c in [z3.ULT(tid, 1024), question] + shape)
@@ -212,3 +213,33 @@ def test_a_replays_fixed_inputs_reach_the_integer_tier_one_fact_each():
     lia.var("free", None, None)
     assert lia.pinned("free", 8, 200) is None  # 200 or -56: the bounds do not say which
     assert str(lia.pinned("free", 8, 100)) == "free == 100"
+
+
+def test_a_rest_the_solver_gives_up_on_is_asked_again_group_by_group(monkeypatch):
+    """The rest of a query (the facts independent of the question) is asked as one, mostly from
+    memory; where the solver gives up on it (here: any query of more than three constraints), each
+    group that shares no variable with the others is asked on its own, and a model of each is the
+    witness. An unsatisfiable group still makes the whole unsatisfiable."""
+    forget_answers()
+    solver = Solver()
+    real = Solver._check
+
+    def limited(self, constraints, attempts=None, rlimit=None):
+        if len(constraints) > 3:
+            self._last_unknown = "its work limit was reached"
+            return z3.unknown, None
+        return real(self, constraints, attempts, rlimit)
+
+    monkeypatch.setattr(Solver, "_check", limited)
+    tid, a, b = z3.BitVec("tid", 32), z3.BitVec("a", 16), z3.BitVec("b", 16)
+    rest = [z3.UGE(a, 3), z3.ULE(a, 9), z3.UGE(b, 100), z3.ULE(b, 200)]
+    question = z3.UGE(tid, 1000)
+    model = solver.model(rest + [question])
+    assert model is not None
+    assert all(z3.is_true(model.eval(c, model_completion=True)) for c in rest + [question])
+    assert solver.feasible(rest + [question], strict=True)
+    assert solver.model(rest + [z3.ULE(b, 50), question]) is None
+    assert not solver.feasible(rest + [z3.ULE(b, 50), question], strict=True)
+    tied = [z3.UGE(a, 3), z3.ULE(a, 9), z3.UGE(b, 100), z3.ULE(b + a, 200)]  # one group: unknown stays
+    with pytest.raises(SolverUnknown):
+        solver.model(tied + [question])

@@ -102,17 +102,34 @@ class Solver:
         self._vars: dict[int, tuple[frozenset, object]] = {}  # term id -> (its variables' names, term)
         self._decided: dict[tuple, tuple] = {}  # a renamed query's key -> this run's decided answer (_check)
 
-    def _split(self, constraints: list) -> tuple[list, list[list]]:
+    def _split(self, constraints: list) -> tuple[list, list]:
         """The constraints that share variables with the question (the last one), directly or
-        through others, and the rest in groups that share none with each other: independent of the
-        question and of one another, each group is satisfiable or not on its own, and a model of
-        each part is a model of the whole. Each part is asked on its own (the groups, the same for
-        many questions of a path, mostly from memory): a question about a lane no longer pays for
-        the products an unrelated size carries, nor a witness for one tensor's shape facts
-        searched together with every other tensor's. Constraints with no variable go with the
-        question."""
+        through others, and the rest: independent of the question, they are satisfiable or not on
+        their own, and a model of each part is a model of the whole. Each part is asked on its own
+        (the rest, the same for many questions of a path, mostly from memory): a question about a
+        lane no longer pays for the products an unrelated size carries. Constraints with no
+        variable go with the question."""
         if len(constraints) < 2:
             return constraints, []
+        sets = [self._variables(c) for c in constraints]
+        reach = set(sets[-1])
+        core = [False] * len(constraints)
+        core[-1] = True
+        changed = True
+        while changed:
+            changed = False
+            for i, vs in enumerate(sets):
+                if not core[i] and (not vs or not reach.isdisjoint(vs)):
+                    core[i] = True
+                    if not vs <= reach:
+                        reach |= vs
+                        changed = True
+        return ([c for c, keep in zip(constraints, core) if keep],
+                [c for c, keep in zip(constraints, core) if not keep])
+
+    def _groups(self, constraints: list) -> list[list]:
+        """The constraints in groups that share no variable with each other (each in the order
+        given): each group satisfiable or not on its own, a model of each a model of the whole."""
         parent: dict[str, str] = {}
 
         def find(x: str) -> str:
@@ -125,23 +142,29 @@ class Solver:
         for vs in sets:
             first = None
             for v in vs:
-                if v not in parent:
-                    parent[v] = v
+                root = find(parent.setdefault(v, v))
                 if first is None:
-                    first = find(v)
-                else:
-                    root = find(v)
-                    if root != first:
-                        parent[root] = first
-        question = {find(v) for v in sets[-1]}
-        core, groups = [], {}
+                    first = root
+                elif root != first:
+                    parent[root] = first
+        groups: dict = {}
         for c, vs in zip(constraints, sets):
-            root = find(next(iter(vs))) if vs else None
-            if root is None or root in question:
-                core.append(c)
-            else:
-                groups.setdefault(root, []).append(c)
-        return core, list(groups.values())
+            groups.setdefault(find(next(iter(vs))) if vs else None, []).append(c)
+        return list(groups.values())
+
+    def _rest(self, rest: list, ask) -> list:
+        """``ask`` of the rest of a query as one (the same for many questions of a path: mostly
+        from memory); where the solver gives up on it, of each group of it that shares no
+        variable with the others (llama.cpp's `count_equal`: three tensors' shape facts, 145
+        constraints, past the work limit together, small apart). Returns ask's answers, one per
+        part asked."""
+        try:
+            return [ask(rest)]
+        except SolverUnknown:
+            groups = self._groups(rest)
+            if len(groups) < 2:
+                raise
+        return [ask(group) for group in groups]
 
     def _nonlinear(self, e) -> bool:
         """Whether ``e`` multiplies or divides two terms that both hold a variable (memoised per
@@ -299,10 +322,17 @@ class Solver:
             return self._cache[key]
         core, rest = self._split(simplified)
         r, _ = self._check(core)
-        for group in rest:
-            if r != z3.sat:
-                break
-            r, _ = self._check(group)
+        if r == z3.sat and rest:
+            def decided(part):
+                answer, _ = self._check(part)
+                if answer == z3.unknown:
+                    raise SolverUnknown(self._last_unknown)
+                return answer
+            try:
+                answers = self._rest(rest, decided)
+                r = z3.unsat if z3.unsat in answers else z3.sat
+            except SolverUnknown:
+                r = z3.unknown
         if r == z3.unknown:
             self.stats.unknown += 1
             if strict:
@@ -322,11 +352,11 @@ class Solver:
         model = self._model_of(core, effort)
         if model is None or not rest:
             return model
+        others = self._rest(rest, lambda part: self._model_of(part, 1.0))
+        if any(other is None for other in others):
+            return None
         model = model.translate(model.ctx)  # a copy: the remembered answer stays as it was asked
-        for group in rest:
-            other = self._model_of(group, 1.0)
-            if other is None:
-                return None
+        for other in others:
             for d in other.decls():
                 model.update_value(d, other[d])
         return model
