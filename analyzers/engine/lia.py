@@ -17,6 +17,7 @@ import time
 import z3
 
 from . import work
+from .partition import Partition
 from .terms import constants
 
 
@@ -538,20 +539,14 @@ class Lia:
         else a size symbol, else its first term (out.size(0) == mn and out.size(0) == round_up(mn, 4)
         make all three one). A named quotient whose divisor the path fixes to a constant c is
         its dividend / c (hidden / group_size, taken before the dispatch fixed group_size)."""
-        parent: dict[int, int] = {}
+        parent = Partition()  # of term ids
         term_of: dict[int, z3.ExprRef] = {}
-
-        def find(i: int) -> int:
-            while parent[i] != i:
-                parent[i] = parent[parent[i]]
-                i = parent[i]
-            return i
+        find = parent.find
 
         def join(a: z3.ExprRef, b: z3.ExprRef) -> None:
             for x in (a, b):
                 term_of.setdefault(x.get_id(), x)
-                parent.setdefault(x.get_id(), x.get_id())
-            parent[find(a.get_id())] = find(b.get_id())
+            parent.join(a.get_id(), b.get_id())
 
         domains: dict[int, set] = {}
         excluded: dict[int, set] = {}

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import z3
 
 from . import work
+from .partition import Partition
 from .terms import constants
 
 
@@ -130,26 +131,19 @@ class Solver:
     def _groups(self, constraints: list) -> list[list]:
         """The constraints in groups that share no variable with each other (each in the order
         given): each group satisfiable or not on its own, a model of each a model of the whole."""
-        parent: dict[str, str] = {}
-
-        def find(x: str) -> str:
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
+        names = Partition()
         sets = [self._variables(c) for c in constraints]
         for vs in sets:
             first = None
             for v in vs:
-                root = find(parent.setdefault(v, v))
+                names.add(v)
                 if first is None:
-                    first = root
-                elif root != first:
-                    parent[root] = first
+                    first = v
+                else:
+                    names.join(v, first)
         groups: dict = {}
         for c, vs in zip(constraints, sets):
-            groups.setdefault(find(next(iter(vs))) if vs else None, []).append(c)
+            groups.setdefault(names.find(next(iter(vs))) if vs else None, []).append(c)
         return list(groups.values())
 
     def _rest(self, rest: list, ask) -> list:
